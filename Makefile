@@ -1,0 +1,38 @@
+# Deferred user-space stack traces for ftrace: the harness.
+#   make run    set everything up, boot the patched kernel, show the feature
+#   make test   set everything up, run every test; last line "N passed, N failed"
+# See README.md.
+
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: all deps source tree export status kernel run test check-patches clean-cache help
+
+all: help
+
+help:
+	@sed -n '2,4p' Makefile | sed 's/^# *//'
+
+deps:
+	@$(S)/deps
+
+source: deps
+	@$(S)/fetch-source
+
+tree: source
+	@$(S)/tree
+
+export:
+	@$(S)/export
+
+status:
+	@$(S)/series-status
+
+kernel: tree
+	@$(S)/build-kernel base >/dev/null
+
+run: kernel
+	@$(S)/demo
+
+test: deps
+	@$(S)/test

@@ -3,14 +3,25 @@
  * A program with a known call chain for the demo:
  * main -> parse_config -> read_file -> open_file -> openat(2),
  * built with frame pointers so that the user stack unwinds whole.
+ *
+ * open_file() makes the system call itself: Debian's libc is built
+ * without frame pointers, and a frame-pointer unwinder loses the caller
+ * of a libc function that does not keep one.
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 __attribute__((noinline)) static int open_file(const char *path)
 {
-	return open(path, O_RDONLY);
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"(SYS_openat), "D"(AT_FDCWD), "S"(path), "d"(O_RDONLY)
+		     : "rcx", "r11", "memory");
+	return ret;
 }
 
 __attribute__((noinline)) static long read_file(const char *path)

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ustack: record deferred user stacks with ftrace and report them as
+ * symbols.  Shared declarations.
+ */
+#ifndef USTACK_H
+#define USTACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The kernel's "no VMA" inode, printed as -1 */
+#define USTACK_NO_VMA	UINT64_MAX
+
+/* A device in the kernel's dev_t encoding, as the events carry it */
+#define KDEV_MAJOR(d)	((unsigned int)((d) >> 20))
+#define KDEV_MINOR(d)	((unsigned int)((d) & 0xfffff))
+#define KDEV(ma, mi)	(((uint32_t)(ma) << 20) | ((uint32_t)(mi) & 0xfffff))
+
+struct frame {
+	uint64_t	off;	/* file offset, or address when not in a file */
+	uint64_t	ino;
+	uint32_t	dev;
+};
+
+enum rec_type {
+	REC_EVENT,	/* any event that may ask for a stack */
+	REC_COOKIE,	/* user_unwind_cookie */
+	REC_STACK,	/* user_unwind_stack */
+	REC_INODE,	/* inode_cache */
+	REC_LOST,	/* the ring buffer lost events */
+};
+
+/* One record of a trace, whatever the input format; see input.c */
+struct rec {
+	enum rec_type	type;
+	int		cpu;
+	int		pid;
+	char		comm[64];
+	char		ts[32];		/* as printed: seconds.fraction */
+	const char	*text;		/* REC_EVENT: "name: details" */
+	uint64_t	cookie;		/* REC_COOKIE, REC_STACK */
+	uint64_t	lost;		/* REC_STACK: frames cut; REC_LOST: events */
+	size_t		nr;		/* REC_STACK */
+	struct frame	*frames;	/* REC_STACK, innermost first */
+	uint64_t	ino;		/* REC_INODE */
+	uint32_t	dev;		/* REC_INODE */
+	int		err;		/* REC_INODE: no path, -errno */
+	const char	*path;		/* REC_INODE: unescaped */
+};
+
+/* util.c */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+char *xstrdup(const char *s);
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t path_unescape(char *s);
+void path_escape(FILE *out, const char *s, size_t len);
+
+/* map.c: a hash map from a pair of u64 to a pointer */
+struct map;
+struct map *map_new(void);
+void map_free(struct map *m, void (*free_value)(void *));
+void *map_get(struct map *m, uint64_t a, uint64_t b);
+void map_put(struct map *m, uint64_t a, uint64_t b, void *value);
+void *map_del(struct map *m, uint64_t a, uint64_t b);
+size_t map_size(const struct map *m);
+void map_each(struct map *m, void (*fn)(uint64_t a, uint64_t b, void *value, void *ctx),
+	      void *ctx);
+
+/* input.c */
+struct input;
+struct input *input_open(const char *path);
+int input_next(struct input *in, struct rec *rec);
+int input_close(struct input *in);
+const char *input_format(const struct input *in);
+
+/* symbols.c */
+struct symbols;
+struct symbols *symbols_new(void);
+void symbols_free(struct symbols *syms);
+void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
+		       const char *path, int err);
+/* "function+0xoff (file:line)", or NULL with *why set */
+const char *symbols_resolve(struct symbols *syms, const struct frame *f,
+			    bool return_address, const char **why);
+struct symbols_stats {
+	size_t files;		/* named by inode_cache */
+	size_t unknown_inodes;	/* frames in files never named */
+	size_t changed;		/* files whose path now names another */
+	size_t unresolved;	/* frames printed raw */
+	size_t resolved;
+	size_t cache_hits;
+};
+void symbols_stats(const struct symbols *syms, struct symbols_stats *st);
+
+/* record.c, report.c */
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

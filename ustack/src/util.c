@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Allocation, errors and the escaping of paths */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustack.h"
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ustack: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ustack: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size ? size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		die("out of memory");
+	return d;
+}
+
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/*
+ * The kernel writes '\', control characters and non-ASCII bytes of a path
+ * as \ooo (inode_cache).  Undo that in place; returns the new length.
+ */
+size_t path_unescape(char *s)
+{
+	char *o = s;
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (p[0] == '\\' && is_octal(p[1]) && is_octal(p[2]) && is_octal(p[3])) {
+			*o++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+			p += 3;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - s);
+}
+
+/* The kernel's escaping, for printing a path on one line */
+void path_escape(FILE *out, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\\' || c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\%03o", c);
+		else
+			fputc(c, out);
+	}
+}

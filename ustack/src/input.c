@@ -246,8 +246,9 @@ static int parse_trace_cmd_stack(struct input *in, const char *s, struct rec *re
 		in->frames[k].ino = le(i + 8 * k, 8);
 		in->frames[k].dev = (uint32_t)le(d + 4 * k, 4);
 	}
+	/* libtraceevent prints a field as the event's print format does: %llx */
 	p = field(s, "cookie");
-	rec->cookie = p ? num(p, NULL, 10) : 0;
+	rec->cookie = p ? num(p, NULL, 16) : 0;
 	p = field(s, "lost");
 	rec->lost = p ? num(p, NULL, 10) : 0;
 	rec->nr = na;
@@ -400,7 +401,7 @@ static int next_rec(struct input *in, struct rec *rec, unsigned long *skipped)
 				continue;
 			}
 			rec->type = REC_COOKIE;
-			rec->cookie = num(p, NULL, in->form == FORM_KERNEL ? 16 : 10);
+			rec->cookie = num(p, NULL, 16);
 			return 1;
 		}
 		if (!strncmp(s, "<user stack unwind>", 19) ||

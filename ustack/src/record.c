@@ -30,6 +30,7 @@ struct recorder {
 	struct trace_seq	seq;
 	FILE			*out;
 	unsigned long		records, stacks, lost;
+	bool			comms_fresh;	/* saved_cmdlines read this pass */
 	uint64_t		cpu_lost[1024];
 };
 
@@ -80,10 +81,34 @@ static void write_file(const char *file, const char *value, const char *what)
 		die("cannot %s (%s): %s", what, file, strerror(errno));
 }
 
+/* Comms as the kernel saved them: refreshed, since exec changes them */
+static void load_comms(struct tep_handle *tep)
+{
+	char *buf = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+	char *line, *save = NULL;
+
+	if (!buf)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char comm[64];
+		int pid;
+
+		if (sscanf(line, "%d %63[^\n]", &pid, comm) == 2)
+			tep_override_comm(tep, comm, pid);
+	}
+	free(buf);
+}
+
 /* "%16s-%-7d [%03d] %5lu.%06lu: ", as tracefs's trace file prints */
 static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 {
 	const char *comm = tep_data_comm_from_pid(r->tep, pid);
+
+	if (!strcmp(comm, "<...>") && !r->comms_fresh) {
+		load_comms(r->tep);
+		r->comms_fresh = true;
+		comm = tep_data_comm_from_pid(r->tep, pid);
+	}
 	unsigned long long sec = rec->ts / 1000000000ULL;
 	unsigned long long usec = rec->ts % 1000000000ULL / 1000;
 
@@ -201,24 +226,6 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 	return stop_signal ? 1 : 0;
 }
 
-/* Comms as the kernel saved them: refreshed, since exec changes them */
-static void load_comms(struct tep_handle *tep)
-{
-	char *buf = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
-	char *line, *save = NULL;
-
-	if (!buf)
-		return;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char comm[64];
-		int pid;
-
-		if (sscanf(line, "%d %63[^\n]", &pid, comm) == 2)
-			tep_override_comm(tep, comm, pid);
-	}
-	free(buf);
-}
-
 /* Events the ring buffer dropped or overwrote, that no record reported */
 static void report_unseen_losses(struct recorder *r)
 {
@@ -297,7 +304,7 @@ static void add_system(const char ***systems, size_t *n, const char *sys)
 int cmd_record(int argc, char **argv)
 {
 	const char *out_path = "ustack.trace", **systems = NULL;
-	char **events = NULL, name[64], pidbuf[32];
+	char **events = NULL, **evsys, name[64], pidbuf[32];
 	size_t nevents = 0, nsystems = 0, i;
 	struct recorder r = { 0 };
 	struct timespec poll = { 0, POLL_NS };
@@ -338,6 +345,7 @@ int cmd_record(int argc, char **argv)
 		die("this kernel has no " OPTION ": it needs the deferred user stack series, "
 		    "built with CONFIG_UNWIND_USER");
 
+	evsys = xcalloc(nevents, sizeof(*evsys));
 	add_system(&systems, &nsystems, "ftrace");
 	for (i = 0; i < nevents; i++) {
 		char *sys = xstrdup(events[i]), *ev = strchr(sys, ':');
@@ -345,10 +353,12 @@ int cmd_record(int argc, char **argv)
 		if (!ev || !ev[1] || ev == sys)
 			die("bad event '%s': give it as SYSTEM:EVENT", events[i]);
 		*ev++ = '\0';
-		if (tracefs_event_enable(instance, sys, ev))
+		if (!tracefs_event_file_exists(instance, sys, ev, "enable"))
 			die("no event %s:%s in this kernel (see %s/available_events)",
 			    sys, ev, tracefs_tracing_dir());
 		add_system(&systems, &nsystems, sys);
+		evsys[i] = sys;
+		events[i] = ev;
 	}
 	r.tep = tracefs_local_events_system(NULL, systems);
 	if (!r.tep)
@@ -372,6 +382,9 @@ int cmd_record(int argc, char **argv)
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)child);
 	write_file("set_event_pid", pidbuf, "follow the command");
 	write_file("options/event-fork", "1", "follow the command's children");
+	for (i = 0; i < nevents; i++)
+		if (tracefs_event_enable(instance, evsys[i], events[i]))
+			die("cannot enable %s:%s: %s", evsys[i], events[i], strerror(errno));
 	e = tracefs_instance_file_write(instance, OPTION, "1");
 	if (e < 0) {
 		e = errno;
@@ -395,7 +408,7 @@ int cmd_record(int argc, char **argv)
 	while (!exited) {
 		pid_t w;
 
-		load_comms(r.tep);
+		r.comms_fresh = false;
 		tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
 		w = waitpid(child, &status, WNOHANG);
 		if (w == child) {
@@ -411,7 +424,7 @@ int cmd_record(int argc, char **argv)
 	/* What was recorded after the last pass */
 	write_file(OPTION, "0", "clear userstacktrace_delay");
 	write_file("tracing_on", "0", "turn tracing off");
-	load_comms(r.tep);
+	r.comms_fresh = false;
 	tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
 	report_unseen_losses(&r);
 
@@ -421,6 +434,9 @@ int cmd_record(int argc, char **argv)
 		r.records, r.stacks, r.lost, out_path);
 	trace_seq_destroy(&r.seq);
 	tep_free(r.tep);
+	for (i = 0; i < nevents; i++)
+		free(evsys[i]);
+	free(evsys);
 	free(systems);
 	free(events);
 	remove_instance();

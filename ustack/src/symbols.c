@@ -14,7 +14,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include "ustack.h"
@@ -116,11 +119,52 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 
 static const char DELETED[] = " (deleted)";
 
+/*
+ * The inode and device of a file as the kernel names the files of
+ * mappings, which is what the frames carry: map a page of it and read
+ * that mapping's line of /proc/self/maps.  stat() may say otherwise: on
+ * overlayfs it gives a device of overlayfs's own, on NFS another inode.
+ */
+static int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long start, end;
+	char line[512];
+	FILE *maps;
+	void *p;
+	int fd, ret = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	maps = fopen("/proc/self/maps", "re");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long inode;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %llu", &start, &end, ma, mi, &inode) == 5 &&
+		    start == (unsigned long)p) {
+			*ino = inode;
+			ret = 0;
+			break;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	munmap(p, (size_t)page);
+	return ret;
+}
+
 /* Does the path still lead to the file the frames were in? */
 static void check_file(struct file *file, uint64_t ino, uint32_t dev, size_t *changed)
 {
-	struct stat st;
 	size_t len = strlen(file->path);
+	unsigned int ma, mi;
+	uint64_t now_ino;
+	struct stat st;
 
 	if (stat(file->path, &st)) {
 		if (len > sizeof(DELETED) - 1 &&
@@ -128,17 +172,22 @@ static void check_file(struct file *file, uint64_t ino, uint32_t dev, size_t *ch
 			file->why = xasprintf("%s was deleted while it was mapped", file->path);
 		else
 			file->why = xasprintf("%s: %s", file->path, strerror(errno));
-	} else if (st.st_ino != ino || major(st.st_dev) != KDEV_MAJOR(dev) ||
-		   minor(st.st_dev) != KDEV_MINOR(dev)) {
-		file->why = xasprintf("%s is now inode %ju on %u:%u, not the traced inode %" PRIu64
-				      " on %u:%u", file->path, (uintmax_t)st.st_ino,
-				      major(st.st_dev), minor(st.st_dev), ino,
-				      KDEV_MAJOR(dev), KDEV_MINOR(dev));
-		(*changed)++;
-	} else {
+		goto bad;
+	}
+	if (mapped_identity(file->path, &now_ino, &ma, &mi)) {
+		now_ino = st.st_ino;
+		ma = major(st.st_dev);
+		mi = minor(st.st_dev);
+	}
+	if (now_ino == ino && ma == KDEV_MAJOR(dev) && mi == KDEV_MINOR(dev)) {
 		file->state = FILE_OK;
 		return;
 	}
+	file->why = xasprintf("%s is now inode %" PRIu64 " on %u:%u, not the traced inode %" PRIu64
+			      " on %u:%u", file->path, now_ino, ma, mi, ino,
+			      KDEV_MAJOR(dev), KDEV_MINOR(dev));
+	(*changed)++;
+bad:
 	file->state = FILE_BAD;
 }
 

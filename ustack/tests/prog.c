@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The program that ustack's VM tests trace.  Built with frame pointers
+ * and -g.  Each call that a test expects in a stack is marked "CALL name"
+ * on its line, and the system call "SYSCALL": the tests find the lines
+ * they expect with grep, so editing this file cannot break them.
+ *
+ *   prog chain         main -> level1 -> level2 -> level3 -> leaf -> getppid
+ *   prog dlopen LIB    main -> LIB's lib_entry -> lib_leaf -> getppid
+ *   prog unlink        removes its own file, then runs the chain
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static long leaf(void)
+{
+	long ret;
+
+	asm volatile("syscall" /* SYSCALL */
+		     : "=a"(ret) : "a"(SYS_getppid) : "rcx", "r11", "memory");
+	return ret;
+}
+
+__attribute__((noinline)) static long level3(void)
+{
+	return leaf() + 1; /* CALL leaf */
+}
+
+__attribute__((noinline)) static long level2(void)
+{
+	return level3() + 1; /* CALL level3 */
+}
+
+__attribute__((noinline)) static long level1(void)
+{
+	return level2() + 1; /* CALL level2 */
+}
+
+int main(int argc, char **argv)
+{
+	long (*entry)(void);
+	void *lib;
+
+	if (argc > 1 && !strcmp(argv[1], "chain"))
+		return level1() > 0 ? 0 : 1; /* CALL level1 */
+	if (argc > 2 && !strcmp(argv[1], "dlopen")) {
+		lib = dlopen(argv[2], RTLD_NOW);
+		if (!lib) {
+			fprintf(stderr, "prog: %s\n", dlerror());
+			return 1;
+		}
+		entry = (long (*)(void))dlsym(lib, "lib_entry");
+		if (!entry)
+			return 1;
+		if (entry() <= 0) /* CALL lib_entry */
+			return 1;
+		return dlclose(lib);
+	}
+	if (argc > 1 && !strcmp(argv[1], "unlink")) {
+		if (unlink(argv[0]))
+			return 1;
+		return level1() > 0 ? 0 : 1;
+	}
+	fprintf(stderr, "usage: prog chain | dlopen LIB | unlink\n");
+	return 2;
+}

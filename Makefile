@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all deps source tree export status kernel run test check-patches clean-cache help
+.PHONY: all deps source tree export status kernel ustack run test test-debug stress bench help
 
 all: help
 
@@ -31,8 +31,15 @@ status:
 kernel: tree
 	@$(S)/build-kernel base >/dev/null
 
-run: kernel
+ustack: deps
+	@$(MAKE) -s -C ustack
+
+run: kernel ustack
 	@$(S)/demo
 
 test: deps
+	@$(MAKE) -s -C ustack
 	@$(S)/test
+
+bench: ustack
+	@ustack/tests/bench

@@ -35,7 +35,7 @@ struct input {
 	unsigned long	skipped;	/* lines neither records nor headers */
 	struct frame	*frames;
 	size_t		frames_cap;
-	regex_t		re_event, re_lost, re_dropped, re_frame, re_entries;
+	regex_t		re_lost, re_dropped, re_entries;
 };
 
 static const char TRACE_DAT_MAGIC[] = "\027\010\104tracing";
@@ -95,12 +95,8 @@ struct input *input_open(const char *path)
 		in->have_ahead = len > 0;
 	}
 
-	/* comm-pid [cpu] flags timestamp: rest; tgid and flags optional */
-	compile(&in->re_event,
-		"^ *(.+)-([0-9]+) +(\\([ 0-9-]+\\) +)?\\[([0-9]+)\\] +([^ ]+ +)?([0-9]+(\\.[0-9]+)?): +(.*)$");
 	compile(&in->re_lost, "^CPU:([0-9]+) \\[LOST ([0-9]+) EVENTS\\]");
 	compile(&in->re_dropped, "^CPU:([0-9]+) \\[([0-9]+ )?EVENTS DROPPED\\]");
-	compile(&in->re_frame, "^ =>  <([0-9a-f]+)> : (-1|[0-9]+) : ([0-9]+):([0-9]+)$");
 	compile(&in->re_entries, "^# entries-in-buffer/entries-written: ([0-9]+)/([0-9]+)");
 	return in;
 }
@@ -256,10 +252,43 @@ static int parse_trace_cmd_stack(struct input *in, const char *s, struct rec *re
 	return p ? 0 : -1;
 }
 
+/* " =>  <%016llx> : INODE|-1 : MAJOR:MINOR" */
+static bool parse_frame(const char *s, struct frame *f)
+{
+	const char *p;
+	uint64_t ma, mi;
+
+	if (strncmp(s, " =>  <", 6))
+		return false;
+	f->off = num(s + 6, &p, 16);
+	if (strncmp(p, "> : ", 4))
+		return false;
+	p += 4;
+	if (!strncmp(p, "-1 ", 3)) {
+		f->ino = USTACK_NO_VMA;
+		p += 2;
+	} else {
+		const char *q = p;
+
+		f->ino = num(q, &p, 10);
+		if (p == q)
+			return false;
+	}
+	if (strncmp(p, " : ", 3))
+		return false;
+	ma = num(p + 3, &p, 10);
+	if (*p != ':')
+		return false;
+	mi = num(p + 1, &p, 10);
+	if (*p)
+		return false;
+	f->dev = KDEV(ma, mi);
+	return true;
+}
+
 /* "<user stack unwind>", then "cookie=HEX[ lost=N]", then " =>  " frames */
 static int parse_kernel_stack(struct input *in, struct rec *rec)
 {
-	regmatch_t m[5];
 	const char *p;
 	size_t nr = 0;
 
@@ -274,17 +303,14 @@ static int parse_kernel_stack(struct input *in, struct rec *rec)
 	if (!strncmp(p, " lost=", 6))
 		rec->lost = num(p + 6, NULL, 10);
 	while (next_line(in)) {
-		if (regexec(&in->re_frame, in->line, 5, m, 0)) {
+		struct frame f;
+
+		if (!parse_frame(in->line, &f)) {
 			unread_line(in);
 			break;
 		}
 		want_frames(in, nr + 1);
-		in->frames[nr].off = num(in->line + m[1].rm_so, NULL, 16);
-		in->frames[nr].ino = in->line[m[2].rm_so] == '-' ? USTACK_NO_VMA :
-				     num(in->line + m[2].rm_so, NULL, 10);
-		in->frames[nr].dev = KDEV(num(in->line + m[3].rm_so, NULL, 10),
-					  num(in->line + m[4].rm_so, NULL, 10));
-		nr++;
+		in->frames[nr++] = f;
 	}
 	rec->nr = nr;
 	rec->frames = in->frames;
@@ -332,14 +358,102 @@ static int parse_inode(struct input *in, char *s, struct rec *rec)
 	return 0;
 }
 
-static void copy_match(char *dst, size_t size, const char *s, const regmatch_t *m)
+static bool all_digits(const char *s, const char *end)
 {
-	size_t n = (size_t)(m->rm_eo - m->rm_so);
+	if (s == end)
+		return false;
+	for (; s < end; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
 
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, s + m->rm_so, n);
-	dst[n] = '\0';
+/* A timestamp and its colon: digits[.digits]: */
+static bool is_timestamp(const char *s, const char *end)
+{
+	const char *dot = memchr(s, '.', (size_t)(end - s));
+
+	if (end == s || end[-1] != ':')
+		return false;
+	end--;
+	if (!dot)
+		return all_digits(s, end);
+	return all_digits(s, dot) && all_digits(dot + 1, end);
+}
+
+/*
+ * "COMM-PID [CPU] FLAGS TS: REST", where "(TGID)" may follow PID and
+ * FLAGS may be absent; COMM may hold anything, '-' and spaces included.
+ * Regular expressions do this too, but at a tenth of the speed.
+ */
+static bool parse_head(char *line, struct rec *rec, char **rest)
+{
+	char *p = line, *cpu, *close, *e, *dash, *tok, *tok_end;
+	size_t n;
+
+	while (*p == ' ')
+		p++;
+	/* The first " [digits]" after the start: the CPU */
+	for (cpu = strstr(p, " ["); cpu; cpu = strstr(cpu + 1, " [")) {
+		close = strchr(cpu + 2, ']');
+		if (close && all_digits(cpu + 2, close))
+			break;
+	}
+	if (!cpu)
+		return false;
+	e = cpu;
+	while (e > p && e[-1] == ' ')
+		e--;
+	if (e > p && e[-1] == ')') {		/* (TGID) */
+		char *open = e - 1;
+
+		while (open > p && *open != '(')
+			open--;
+		if (*open != '(')
+			return false;
+		e = open;
+		while (e > p && e[-1] == ' ')
+			e--;
+	}
+	for (dash = e - 1; dash > p && *dash != '-'; dash--)
+		;
+	if (dash <= p || !all_digits(dash + 1, e))
+		return false;
+	n = (size_t)(dash - p);
+	if (n >= sizeof(rec->comm))
+		n = sizeof(rec->comm) - 1;
+	memcpy(rec->comm, p, n);
+	rec->comm[n] = '\0';
+	rec->pid = atoi(dash + 1);
+	rec->cpu = atoi(cpu + 2);
+
+	/* Then FLAGS (maybe) and TS: */
+	tok = close + 1;
+	while (*tok == ' ')
+		tok++;
+	tok_end = strchr(tok, ' ');
+	if (!tok_end)
+		tok_end = tok + strlen(tok);
+	if (!is_timestamp(tok, tok_end)) {
+		tok = tok_end;
+		while (*tok == ' ')
+			tok++;
+		tok_end = strchr(tok, ' ');
+		if (!tok_end)
+			tok_end = tok + strlen(tok);
+		if (!is_timestamp(tok, tok_end))
+			return false;
+	}
+	n = (size_t)(tok_end - 1 - tok);
+	if (n >= sizeof(rec->ts))
+		n = sizeof(rec->ts) - 1;
+	memcpy(rec->ts, tok, n);
+	rec->ts[n] = '\0';
+	p = tok_end;
+	while (*p == ' ')
+		p++;
+	*rest = p;
+	return true;
 }
 
 static bool is_header(const char *s)
@@ -355,7 +469,7 @@ static bool is_header(const char *s)
  */
 static int next_rec(struct input *in, struct rec *rec, unsigned long *skipped)
 {
-	regmatch_t m[9];
+	regmatch_t m[3];
 	char *s;
 
 	while (next_line(in)) {
@@ -364,7 +478,7 @@ static int next_rec(struct input *in, struct rec *rec, unsigned long *skipped)
 
 		if (!in->seen_event && !strncmp(in->line, "cpus=", 5))
 			in->form = FORM_TRACE_CMD;
-		if (!regexec(&in->re_entries, in->line, 3, m, 0)) {
+		if (in->line[0] == '#' && !regexec(&in->re_entries, in->line, 3, m, 0)) {
 			uint64_t kept = num(in->line + m[1].rm_so, NULL, 10);
 			uint64_t written = num(in->line + m[2].rm_so, NULL, 10);
 
@@ -374,24 +488,20 @@ static int next_rec(struct input *in, struct rec *rec, unsigned long *skipped)
 			rec->lost = written - kept;
 			return 1;
 		}
-		if (!regexec(&in->re_lost, in->line, 3, m, 0) ||
-		    !regexec(&in->re_dropped, in->line, 3, m, 0)) {
+		if (!strncmp(in->line, "CPU:", 4) &&
+		    (!regexec(&in->re_lost, in->line, 3, m, 0) ||
+		     !regexec(&in->re_dropped, in->line, 3, m, 0))) {
 			rec->type = REC_LOST;
 			rec->cpu = (int)num(in->line + m[1].rm_so, NULL, 10);
 			rec->lost = m[2].rm_so >= 0 ? num(in->line + m[2].rm_so, NULL, 10) : 0;
 			return 1;
 		}
-		if (regexec(&in->re_event, in->line, 9, m, 0)) {
+		if (!parse_head(in->line, rec, &s)) {
 			if (!is_header(in->line))
 				(*skipped)++;
 			continue;
 		}
 		in->seen_event = true;
-		copy_match(rec->comm, sizeof(rec->comm), in->line, &m[1]);
-		rec->pid = (int)num(in->line + m[2].rm_so, NULL, 10);
-		rec->cpu = (int)num(in->line + m[4].rm_so, NULL, 10);
-		copy_match(rec->ts, sizeof(rec->ts), in->line, &m[6]);
-		s = in->line + m[8].rm_so;
 
 		if (!strncmp(s, "user_unwind_cookie:", 19)) {
 			const char *p = field(s, "cookie");
@@ -458,10 +568,8 @@ int input_close(struct input *in)
 			ret = -1;
 		}
 	}
-	regfree(&in->re_event);
 	regfree(&in->re_lost);
 	regfree(&in->re_dropped);
-	regfree(&in->re_frame);
 	regfree(&in->re_entries);
 	free(in->line);
 	free(in->ahead);

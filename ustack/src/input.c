@@ -95,7 +95,8 @@ struct input *input_open(const char *path)
 		in->have_ahead = len > 0;
 	}
 
-	compile(&in->re_lost, "^CPU:([0-9]+) \\[LOST ([0-9]+) EVENTS\\]");
+	/* The count is missing when the ring buffer could not tell it */
+	compile(&in->re_lost, "^CPU:([0-9]+) \\[LOST ([0-9]+ )?EVENTS\\]");
 	compile(&in->re_dropped, "^CPU:([0-9]+) \\[([0-9]+ )?EVENTS DROPPED\\]");
 	compile(&in->re_entries, "^# entries-in-buffer/entries-written: ([0-9]+)/([0-9]+)");
 	return in;
@@ -555,7 +556,7 @@ int input_close(struct input *in)
 	if (in->skipped)
 		warnx_("%s: %lu lines were not understood and were skipped",
 		       in->name, in->skipped);
-	if (ferror(in->f)) {
+	if (ferror(in->f) && errno != EINTR) {
 		warnx_("%s: read error", in->name);
 		ret = -1;
 	}

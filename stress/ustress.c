@@ -12,8 +12,9 @@
  * parser, that:
  *  - every stack follows a cookie of the same task;
  *  - every cookie without a stack is explained: the ring buffer lost
- *    events, the controller disturbed the instance (it writes a marker
- *    after each disturbing operation), or the reading stopped first;
+ *    events, the controller disturbed the instance (it counts, before and
+ *    after each operation that may erase or drop records), or the
+ *    reading stopped first;
  * and the controller checks that the inode table stays within its cap.
  */
 #include <dlfcn.h>
@@ -39,12 +40,13 @@
 
 struct counters {
 	unsigned long syscalls, forks, maps, dlopens;
-	unsigned long records, cookies, stacks, matched, lost_records, lost_events, markers;
+	unsigned long records, cookies, stacks, matched, lost_records, lost_events;
 	unsigned long why_lost, why_disturbed, why_ended, unexplained;
 	unsigned long stack_no_cookie_explained, stack_no_cookie_unexplained;
 	unsigned long toggles, busy, instances_made, truncates, clocks, tracers;
 	unsigned long tracing_on, event_flips, trace_reads, max_inodes, inode_cap;
 	unsigned long cap_exceeded;
+	unsigned long gen[MAX_INSTANCES];	/* disturbances, per instance */
 	volatile int stop;
 };
 
@@ -68,7 +70,7 @@ static const char *const clocks[] = { "local", "global", "mono", "uptime", "coun
 
 static struct inst insts[MAX_INSTANCES];
 static int ninst = 3, nworkers = 4;
-static char *ftrace_enabled_was;
+static bool no_patching;	/* current_tracer stays "nop" */
 static pid_t workers[MAX_WORKERS + 1];
 
 static double now(void)
@@ -106,16 +108,62 @@ static void worker(unsigned int seed)
 	_exit(0);
 }
 
+static char pool_dir[] = "/tmp/ustress-pool.XXXXXX";
+static int pool_size;
+
+/* POOL copies of tiny, each its own inode */
+static void make_pool(const char *tiny)
+{
+	char cmd[512];
+	int i;
+
+	if (!mkdtemp(pool_dir))
+		die("mkdtemp: %s", strerror(errno));
+	for (i = 0; i < pool_size; i++) {
+		snprintf(cmd, sizeof(cmd), "%s/t%d", pool_dir, i);
+		int in = open(tiny, O_RDONLY), out = open(cmd, O_WRONLY | O_CREAT, 0755);
+		char buf[65536];
+		ssize_t n;
+
+		if (in < 0 || out < 0)
+			die("cannot copy %s to %s: %s", tiny, cmd, strerror(errno));
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				die("cannot write %s", cmd);
+		close(in);
+		close(out);
+	}
+}
+
+static void remove_pool(void)
+{
+	char path[512];
+	int i;
+
+	for (i = 0; i < pool_size; i++) {
+		snprintf(path, sizeof(path), "%s/t%d", pool_dir, i);
+		unlink(path);
+	}
+	rmdir(pool_dir);
+}
+
 static void churner(const char *self)
 {
+	unsigned long n = 0;
+
 	if (nice(10) < 0)
 		_exit(1);
 	while (!cnt->stop) {
 		pid_t pid = fork();
+		char prog[512];
 		int fd;
 
+		if (pool_size)
+			snprintf(prog, sizeof(prog), "%s/t%lu", pool_dir, n++ % (unsigned long)pool_size);
+		else
+			snprintf(prog, sizeof(prog), "/bin/true");
 		if (pid == 0) {
-			execl("/bin/true", "true", (char *)NULL);
+			execl(prog, prog, (char *)NULL);
 			_exit(127);
 		}
 		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
@@ -143,25 +191,40 @@ static void churner(const char *self)
 /* --- the checker, one per instance, on its trace_pipe */
 
 /*
- * Records of different CPUs come merged by timestamp, and clocks such as
- * "uptime" tick coarsely: a stack may come just before its cookie, or a
- * cookie just before the stack of the task's previous entry.  So a task
- * keeps its last few cookies, and a stack whose cookie is not seen yet.
+ * trace_pipe merges the CPUs' buffers by timestamp, but only what each
+ * CPU has committed when it reads: a stack can come after the cookie of
+ * the task's next kernel entry, from another CPU, or a cookie after its
+ * stack.  So nothing is judged at once.  A cookie that a later stack or
+ * cookie of its task passed is judged a second later (reader time), when
+ * whatever the CPUs wrote before has been read: it is explained when the
+ * ring buffer reported a loss, or the controller disturbed the instance
+ * (cnt->gen), since the cookie was read; otherwise the kernel lost it.
+ * A stack that came without its cookie is judged the same way.
  */
-#define PENDING 4
+#define JUDGE_AFTER	1.0	/* seconds */
 
-struct pending {
+struct waiting {
+	struct waiting	*next;		/* in the task's list, oldest first */
+	struct waiting	*qnext;		/* in the judgment queue */
 	uint64_t	cookie;
-	unsigned long	epoch, losses;	/* disturbances and losses seen then */
+	bool		is_stack;	/* a stack without its cookie */
+	bool		done;		/* answered: drop when judged */
+	int		pid;
+	unsigned long	gen, losses;	/* at the time it was read */
+	double		judge_at;	/* 0: not passed yet */
 };
 
 struct task {
-	struct pending	pend[PENDING];	/* oldest first */
-	int		npend;
-	bool		has_orphan;
-	uint64_t	orphan;		/* a stack without its cookie, yet */
-	unsigned long	epoch_stack;	/* disturbances seen at the last stack */
-	unsigned long	orphan_epoch;	/* ... at the stack before the orphan */
+	struct waiting	*list;
+	bool		seen;
+	unsigned long	gen, losses;	/* when its last record was read */
+};
+
+struct reader_state {
+	int		inst;
+	unsigned long	gen_start;	/* when the reading began */
+	unsigned long	losses;
+	struct waiting	*qhead, **qtail;
 };
 
 static volatile sig_atomic_t reader_stop;
@@ -174,159 +237,232 @@ static void on_term(int sig)
 
 static int unexplained_shown;
 
-static void unexplained(const char *what, int pid, uint64_t cookie)
+static unsigned long gen_of(const struct reader_state *st)
 {
-	if (unexplained_shown++ < 20)
-		fprintf(stderr, "ustress: %s: task %d cookie %llx\n", what, pid,
-			(unsigned long long)cookie);
+	return __atomic_load_n(&cnt->gen[st->inst], __ATOMIC_ACQUIRE);
 }
 
-struct reader_state {
-	unsigned long	epoch, losses;
-};
-
-/* A cookie that will get no stack: why? */
-static void cookie_unanswered(const struct pending *p, const struct reader_state *st, int pid)
+static void judge(struct waiting *w, const struct reader_state *st)
 {
-	if (st->losses != p->losses)
-		ADD(why_lost, 1);
-	else if (st->epoch != p->epoch)
-		ADD(why_disturbed, 1);
-	else {
-		ADD(unexplained, 1);
-		unexplained("a cookie got no stack", pid, p->cookie);
-	}
-}
+	bool lost = st->losses != w->losses, disturbed = gen_of(st) != w->gen;
 
-/* A stack whose cookie never came: erased or lost since the stack before? */
-static void orphan_final(struct task *t, const struct reader_state *st, int pid)
-{
-	if (!t->has_orphan)
+	if (w->done)
 		return;
-	t->has_orphan = false;
-	if (st->epoch != t->orphan_epoch) {
-		ADD(stack_no_cookie_explained, 1);
-	} else {
+	if (w->is_stack) {
+		if (lost || disturbed) {
+			ADD(stack_no_cookie_explained, 1);
+			return;
+		}
 		ADD(stack_no_cookie_unexplained, 1);
-		unexplained("a stack without a cookie", pid, t->orphan);
-	}
-}
-
-static void drop_pending(struct task *t, int n, const struct reader_state *st, int pid, bool answer)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!answer)
-			cookie_unanswered(&t->pend[i], st, pid);
-	memmove(t->pend, t->pend + n, (size_t)(t->npend - n) * sizeof(t->pend[0]));
-	t->npend -= n;
-}
-
-static void on_cookie(struct task *t, const struct rec *r, const struct reader_state *st)
-{
-	int i;
-
-	ADD(cookies, 1);
-	if (t->has_orphan && t->orphan == r->cookie) {
-		t->has_orphan = false;		/* its stack came first */
-		ADD(matched, 1);
+	} else if (lost) {
+		ADD(why_lost, 1);
 		return;
+	} else if (disturbed) {
+		ADD(why_disturbed, 1);
+		return;
+	} else {
+		ADD(unexplained, 1);
 	}
-	for (i = 0; i < t->npend; i++)
-		if (t->pend[i].cookie == r->cookie)
-			return;			/* another event of the same entry */
-	orphan_final(t, st, r->pid);
-	if (t->npend == PENDING)
-		drop_pending(t, 1, st, r->pid, false);
-	t->pend[t->npend].cookie = r->cookie;
-	t->pend[t->npend].epoch = st->epoch;
-	t->pend[t->npend].losses = st->losses;
-	t->npend++;
+	if (unexplained_shown++ < 20)
+		fprintf(stderr, "ustress: %s: task %d cookie %llx\n",
+			w->is_stack ? "a stack without its cookie" : "a cookie without its stack",
+			w->pid, (unsigned long long)w->cookie);
 }
 
-static void on_stack(struct task *t, const struct rec *r, const struct reader_state *st)
+/* Waiting items of the task that something later passed: judge them soon */
+static void passed(struct task *t, struct waiting *upto, struct reader_state *st)
 {
-	int i;
+	struct waiting *w;
 
-	ADD(stacks, 1);
-	for (i = 0; i < t->npend; i++) {
-		if (t->pend[i].cookie == r->cookie) {
-			/* Older cookies of the task will get no stack now */
-			drop_pending(t, i, st, r->pid, false);
-			drop_pending(t, 1, st, r->pid, true);
-			ADD(matched, 1);
-			t->epoch_stack = st->epoch;
+	for (w = t->list; w && w != upto; w = w->next) {
+		if (w->judge_at)
+			continue;
+		w->judge_at = now() + JUDGE_AFTER;
+		w->qnext = NULL;
+		*st->qtail = w;
+		st->qtail = &w->qnext;
+	}
+}
+
+static void unlink_waiting(struct task *t, struct waiting *w)
+{
+	struct waiting **p;
+
+	for (p = &t->list; *p; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
 			return;
 		}
 	}
-	orphan_final(t, st, r->pid);
-	t->has_orphan = true;
-	t->orphan = r->cookie;
-	t->orphan_epoch = t->epoch_stack;
-	t->epoch_stack = st->epoch;
 }
 
+static void judge_due(struct reader_state *st, struct map *tasks, bool all)
+{
+	double t = now();
+
+	while (st->qhead && (all || st->qhead->judge_at <= t)) {
+		struct waiting *w = st->qhead;
+		struct task *task = map_get(tasks, (uint64_t)w->pid, 0);
+
+		st->qhead = w->qnext;
+		if (!st->qhead)
+			st->qtail = &st->qhead;
+		judge(w, st);
+		unlink_waiting(task, w);
+		free(w);
+	}
+}
+
+static struct waiting *add_waiting(struct task *t, const struct rec *r, bool is_stack,
+				   const struct reader_state *st)
+{
+	struct waiting *w = xcalloc(1, sizeof(*w)), **p;
+
+	w->cookie = r->cookie;
+	w->is_stack = is_stack;
+	w->pid = r->pid;
+	/* A cookie may be erased from then on; a stack's cookie before it */
+	if (!is_stack) {
+		w->gen = gen_of(st);
+		w->losses = st->losses;
+	} else if (t->seen) {
+		w->gen = t->gen;
+		w->losses = t->losses;
+	} else {
+		w->gen = st->gen_start;
+		w->losses = 0;
+	}
+	for (p = &t->list; *p; p = &(*p)->next)
+		;
+	*p = w;
+	return w;
+}
+
+static struct waiting *find(struct task *t, uint64_t cookie, bool is_stack)
+{
+	struct waiting *w;
+
+	for (w = t->list; w; w = w->next)
+		if (w->cookie == cookie && w->is_stack == is_stack && !w->done)
+			return w;
+	return NULL;
+}
+
+static void on_cookie(struct task *t, const struct rec *r, struct reader_state *st)
+{
+	struct waiting *w;
+
+	ADD(cookies, 1);
+	if (find(t, r->cookie, false))
+		return;				/* another event of the same entry */
+	w = find(t, r->cookie, true);
+	if (w) {				/* its stack came first */
+		w->done = true;
+		ADD(matched, 1);
+		return;
+	}
+	passed(t, NULL, st);
+	add_waiting(t, r, false, st);
+}
+
+static void on_stack(struct task *t, const struct rec *r, struct reader_state *st)
+{
+	struct waiting *w;
+
+	ADD(stacks, 1);
+	w = find(t, r->cookie, false);
+	if (w) {
+		w->done = true;
+		ADD(matched, 1);
+		passed(t, NULL, st);
+		return;
+	}
+	passed(t, NULL, st);
+	add_waiting(t, r, true, st);
+}
+
+static void free_task(void *p)
+{
+	struct task *t = p;
+
+	while (t->list) {
+		struct waiting *w = t->list;
+
+		t->list = w->next;
+		free(w);
+	}
+	free(t);
+}
+
+/* The reading stopped: cookies that still wait are explained by that */
 static void at_end(uint64_t a, uint64_t b, void *value, void *ctx)
 {
 	struct task *t = value;
 	struct reader_state *st = ctx;
+	struct waiting *w;
 
+	(void)a;
 	(void)b;
-	/* The reading stopped: what still waits is explained by that */
-	ADD(why_ended, (unsigned long)t->npend);
-	orphan_final(t, st, (int)a);
+	for (w = t->list; w; w = w->next) {
+		if (w->done || w->judge_at)
+			continue;
+		if (w->is_stack)
+			judge(w, st);
+		else
+			ADD(why_ended, 1);
+		w->done = true;
+	}
 }
 
-static void reader(const char *name)
+static void reader(int inst, const char *name)
 {
 	struct sigaction sa = { .sa_handler = on_term };
-	struct reader_state st = { 0 };
+	struct reader_state st = { .inst = inst };
 	struct map *tasks = map_new();
 	struct input *in;
 	char path[256];
 	struct rec r;
 
+	st.qtail = &st.qhead;
+	st.gen_start = gen_of(&st);
 	sigaction(SIGTERM, &sa, NULL);		/* no SA_RESTART: reads stop */
 	snprintf(path, sizeof(path), "%s/instances/%s/trace_pipe", tracefs_tracing_dir(), name);
 	in = input_open(path);
 	while (!reader_stop && input_next(in, &r) > 0) {
-		struct task *t = NULL;
+		struct task *t;
 
 		ADD(records, 1);
-		if (r.type == REC_COOKIE || r.type == REC_STACK) {
+		judge_due(&st, tasks, false);
+		switch (r.type) {
+		case REC_LOST:
+			ADD(lost_records, 1);
+			ADD(lost_events, r.lost);
+			st.losses++;
+			break;
+		case REC_COOKIE:
+		case REC_STACK:
 			t = map_get(tasks, (uint64_t)r.pid, 0);
 			if (!t) {
 				t = xcalloc(1, sizeof(*t));
 				map_put(tasks, (uint64_t)r.pid, 0, t);
 			}
-		}
-		switch (r.type) {
-		case REC_LOST:
-			ADD(lost_records, 1);
-			ADD(lost_events, r.lost);
-			st.epoch++;
-			st.losses++;
+			if (r.type == REC_COOKIE)
+				on_cookie(t, &r, &st);
+			else
+				on_stack(t, &r, &st);
+			t->seen = true;
+			t->gen = gen_of(&st);
+			t->losses = st.losses;
 			break;
-		case REC_EVENT:
-			if (!strncmp(r.text, "tracing_mark_write: ustress:", 28)) {
-				ADD(markers, 1);
-				st.epoch++;
-			}
-			break;
-		case REC_COOKIE:
-			on_cookie(t, &r, &st);
-			break;
-		case REC_STACK:
-			on_stack(t, &r, &st);
-			break;
-		case REC_INODE:
+		default:
 			break;
 		}
 	}
+	/* What was passed gets its second; the rest ends with the reading */
 	map_each(tasks, at_end, &st);
+	judge_due(&st, tasks, true);
 	input_close(in);
-	map_free(tasks, free);
+	map_free(tasks, free_task);
 	_exit(0);
 }
 
@@ -339,19 +475,17 @@ static int pick(int n)
 	return (int)(rand_r(&seed) % (unsigned int)n);
 }
 
-static void marker(struct inst *in, const char *what)
+/* Tell the instance's reader: before and after anything that may erase */
+static void disturb(struct inst *in)
 {
-	char msg[64];
-
-	snprintf(msg, sizeof(msg), "ustress: %s\n", what);
-	tracefs_instance_file_write(in->ti, "trace_marker", msg);
+	__atomic_add_fetch(&cnt->gen[in - insts], 1, __ATOMIC_RELEASE);
 }
 
 static void start_reader(struct inst *in)
 {
 	in->reader = fork();
 	if (in->reader == 0)
-		reader(in->name);
+		reader((int)(in - insts), in->name);
 }
 
 static void stop_reader(struct inst *in)
@@ -400,13 +534,17 @@ static void make_instance(struct inst *in)
 		if (e == 0 || pick(2))
 			flip_event(in, e);
 	start_reader(in);
+	disturb(in);
 	set_option(in, 1);
+	disturb(in);
 	ADD(instances_made, 1);
 }
 
 static void remove_instance(struct inst *in)
 {
+	disturb(in);
 	set_option(in, 1);		/* removed with the option set */
+	disturb(in);
 	stop_reader(in);
 	if (tracefs_instance_destroy(in->ti))
 		die("cannot remove instance %s: %s", in->name, strerror(errno));
@@ -445,34 +583,40 @@ static void control_once(void)
 	case 0:
 	case 1:
 		cur = tracefs_instance_file_read(in->ti, "options/userstacktrace_delay", NULL);
+		disturb(in);
 		set_option(in, !(cur && cur[0] == '1'));
+		disturb(in);
 		free(cur);
-		marker(in, "option");
 		break;
 	case 2:
 		remove_instance(in);
 		make_instance(in);
 		break;
 	case 3:
+		disturb(in);
 		tracefs_instance_file_clear(in->ti, "trace");
+		disturb(in);
 		ADD(truncates, 1);
-		marker(in, "truncate");
 		break;
 	case 4:
+		disturb(in);
 		tracefs_instance_file_write(in->ti, "trace_clock", clocks[pick(5)]);
+		disturb(in);
 		ADD(clocks, 1);
-		marker(in, "clock");
 		break;
 	case 5:
-		tracefs_instance_file_write(in->ti, "current_tracer", pick(2) ? "function" : "nop");
+		disturb(in);
+		tracefs_instance_file_write(in->ti, "current_tracer",
+					    !no_patching && pick(2) ? "function" : "nop");
+		disturb(in);
 		ADD(tracers, 1);
-		marker(in, "tracer");
 		break;
 	case 6:
+		disturb(in);
 		tracefs_instance_file_write(in->ti, "tracing_on", "0");
 		tracefs_instance_file_write(in->ti, "tracing_on", "1");
+		disturb(in);
 		ADD(tracing_on, 1);
-		marker(in, "tracing_on");
 		break;
 	case 7:
 		flip_event(in, pick(3));
@@ -484,31 +628,6 @@ static void control_once(void)
 		break;
 	}
 	check_inodes(in);
-}
-
-#define FTRACE_ENABLED "/proc/sys/kernel/ftrace_enabled"
-
-static char *read_file(const char *path)
-{
-	char buf[64] = "";
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		die("cannot read %s", path);
-	buf[n] = '\0';
-	return xstrdup(buf);
-}
-
-static void write_sysctl(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, value, strlen(value)) < 0)
-		die("cannot write %s: %s", path, strerror(errno));
-	close(fd);
 }
 
 /* Does the kernel still answer: a fork, an exec and a wait, in time? */
@@ -533,12 +652,15 @@ static bool kernel_answers(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ustress [-d SECONDS] [-t MIN_TOGGLES] [-s MIN_STACKS] [-i INSTANCES] [-w WORKERS] [-P]\n"
+		"usage: ustress [-d SECONDS] [-t MIN_TOGGLES] [-s MIN_STACKS] [-i INSTANCES] [-w WORKERS]\n"
+		"               [-f FILES] [-P]\n"
 		"  Runs for at least SECONDS (default 30), and on until both minimums are\n"
 		"  reached, for at most 3 x SECONDS.  Exits 0 when every check passed.\n"
-		"  -P  keep kernel.ftrace_enabled at 0 meanwhile, so that switching to the\n"
-		"      function tracer patches no kernel text (QEMU's TCG with several\n"
-		"      vCPUs runs stale code across such patching, and the guest dies)\n");
+		"  -f  run copies of ./tiny from FILES files, each its own inode, to\n"
+		"      fill the inode table (its cap is 4096)\n"
+		"  -P  write only \"nop\" to current_tracer: the function tracer patches\n"
+		"      kernel text, and QEMU's TCG with several vCPUs then runs stale code\n"
+		"      (the guest dies of \"Oops: int3\"); use -P there\n");
 	exit(2);
 }
 
@@ -546,11 +668,12 @@ int main(int argc, char **argv)
 {
 	unsigned long min_toggles = 0, min_stacks = 0;
 	double duration = 30, t0, t;
-	bool answers, ok, no_patching = false;
+	bool answers, ok;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "d:t:s:i:w:Ph")) != -1) {
+	while ((opt = getopt(argc, argv, "d:t:s:i:w:f:Ph")) != -1) {
 		switch (opt) {
+		case 'f': pool_size = atoi(optarg); break;
 		case 'P': no_patching = true; break;
 		case 'd': duration = atof(optarg); break;
 		case 't': min_toggles = strtoul(optarg, NULL, 10); break;
@@ -566,9 +689,16 @@ int main(int argc, char **argv)
 	if (!tracefs_tracing_dir() || !tracefs_file_exists(NULL, "options/userstacktrace_delay"))
 		die("this kernel has no options/userstacktrace_delay");
 
-	if (no_patching) {
-		ftrace_enabled_was = read_file(FTRACE_ENABLED);
-		write_sysctl(FTRACE_ENABLED, "0");
+	if (pool_size) {
+		char tiny[512], *slash;
+		ssize_t n = readlink("/proc/self/exe", tiny, sizeof(tiny) - 6);
+
+		if (n <= 0)
+			die("readlink /proc/self/exe: %s", strerror(errno));
+		tiny[n] = '\0';
+		slash = strrchr(tiny, '/');
+		strcpy(slash + 1, "tiny");
+		make_pool(tiny);
 	}
 	cnt = mmap(NULL, sizeof(*cnt), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (cnt == MAP_FAILED)
@@ -604,8 +734,8 @@ int main(int argc, char **argv)
 		waitpid(workers[i], NULL, 0);
 	for (i = 0; i < ninst; i++)
 		remove_instance(&insts[i]);
-	if (ftrace_enabled_was)
-		write_sysctl(FTRACE_ENABLED, ftrace_enabled_was);
+	if (pool_size)
+		remove_pool();
 	answers = kernel_answers();
 	t = now() - t0;
 
@@ -617,10 +747,9 @@ int main(int argc, char **argv)
 	       "%lu trace reads\n",
 	       cnt->toggles, cnt->busy, cnt->instances_made, cnt->truncates, cnt->clocks,
 	       cnt->tracers, cnt->tracing_on, cnt->event_flips, cnt->trace_reads);
-	printf("read from trace_pipe: %lu records, %lu cookies, %lu stacks, %lu markers; "
+	printf("read from trace_pipe: %lu records, %lu cookies, %lu stacks; "
 	       "%lu losses of %lu events\n",
-	       cnt->records, cnt->cookies, cnt->stacks, cnt->markers, cnt->lost_records,
-	       cnt->lost_events);
+	       cnt->records, cnt->cookies, cnt->stacks, cnt->lost_records, cnt->lost_events);
 	printf("stacks joined to their cookie: %lu\n", cnt->matched);
 	printf("cookies without a stack, explained: %lu by lost events, %lu by the controller, "
 	       "%lu by the end of reading; unexplained: %lu\n",

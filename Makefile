@@ -1,6 +1,7 @@
 # Deferred user-space stack traces for ftrace: the harness.
 #   make run    set everything up, boot the patched kernel, show the feature
 #   make test   set everything up, run every test; last line "N passed, N failed"
+#   make test-debug, make stress, make bench: see README.md
 # See README.md.
 
 SHELL := /bin/bash
@@ -11,7 +12,7 @@ S := scripts
 all: help
 
 help:
-	@sed -n '2,4p' Makefile | sed 's/^# *//'
+	@sed -n '2,5p' Makefile | sed 's/^# *//'
 
 deps:
 	@$(S)/deps
@@ -43,3 +44,10 @@ test: deps
 
 bench: ustack
 	@ustack/tests/bench
+
+test-debug: deps ustack
+	@$(MAKE) -s -C stress
+	@$(S)/test-debug
+
+stress: kernel
+	@$(S)/stress-long

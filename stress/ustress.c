@@ -579,9 +579,10 @@ static void control_once(void)
 	struct inst *in = &insts[pick(ninst)];
 	char *s, *cur;
 
-	switch (pick(9)) {
-	case 0:
-	case 1:
+	/* Half of the operations are toggles: the cheapest, and the riskiest */
+	switch (pick(16)) {
+	case 0 ... 1:
+	case 9 ... 15:
 		cur = tracefs_instance_file_read(in->ti, "options/userstacktrace_delay", NULL);
 		disturb(in);
 		set_option(in, !(cur && cur[0] == '1'));
@@ -721,7 +722,7 @@ int main(int argc, char **argv)
 	t0 = now();
 	for (;;) {
 		control_once();
-		usleep(2000);
+		usleep(1000);
 		t = now() - t0;
 		if (t >= duration && cnt->toggles >= min_toggles && cnt->stacks >= min_stacks)
 			break;

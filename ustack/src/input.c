@@ -107,19 +107,24 @@ const char *input_format(const struct input *in)
 	return in->form == FORM_TRACE_CMD ? "trace-cmd report -R" : "tracefs trace text";
 }
 
+static void swap_lines(struct input *in)
+{
+	char *t = in->line;
+	size_t c = in->line_cap;
+
+	in->line = in->ahead;
+	in->line_cap = in->ahead_cap;
+	in->ahead = t;
+	in->ahead_cap = c;
+}
+
 /* Read the next line into in->line, without its newline; false at the end */
 static bool next_line(struct input *in)
 {
 	ssize_t len;
 
 	if (in->have_ahead) {
-		char *t = in->line;
-		size_t c = in->line_cap;
-
-		in->line = in->ahead;
-		in->line_cap = in->ahead_cap;
-		in->ahead = t;
-		in->ahead_cap = c;
+		swap_lines(in);
 		in->have_ahead = false;
 		len = (ssize_t)strlen(in->line);
 	} else {
@@ -136,13 +141,7 @@ static bool next_line(struct input *in)
 /* Give back the current line: the next call of next_line returns it */
 static void unread_line(struct input *in)
 {
-	char *t = in->ahead;
-	size_t c = in->ahead_cap;
-
-	in->ahead = in->line;
-	in->ahead_cap = in->line_cap;
-	in->line = t;
-	in->line_cap = c;
+	swap_lines(in);
 	in->have_ahead = true;
 	in->lineno--;
 }

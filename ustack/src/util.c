@@ -6,15 +6,20 @@
 
 #include "ustack.h"
 
+static void vmessage(const char *fmt, va_list ap)
+{
+	fputs("ustack: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ustack: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(2);
 }
 
@@ -22,11 +27,9 @@ void warnx_(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ustack: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void *xmalloc(size_t size)

@@ -191,17 +191,22 @@ static void churner(const char *self)
 /* --- the checker, one per instance, on its trace_pipe */
 
 /*
- * trace_pipe merges the CPUs' buffers by timestamp, but only what each
- * CPU has committed when it reads: a stack can come after the cookie of
- * the task's next kernel entry, from another CPU, or a cookie after its
- * stack.  So nothing is judged at once.  A cookie that a later stack or
- * cookie of its task passed is judged a second later (reader time), when
- * whatever the CPUs wrote before has been read: it is explained when the
- * ring buffer reported a loss, or the controller disturbed the instance
- * (cnt->gen), since the cookie was read; otherwise the kernel lost it.
- * A stack that came without its cookie is judged the same way.
+ * trace_pipe merges the CPUs' buffers by timestamp, as far as each has
+ * been read: a stack can come after the cookie of the task's next kernel
+ * entry, from another CPU, or a cookie after its stack; and a CPU whose
+ * unread records were overwritten says so only when its next record is
+ * read.  So nothing is judged at once.  A cookie that a later stack or
+ * cookie of its task passed, at time T, is judged once every CPU has
+ * given a record later than T + CLOCK_SLACK (or after JUDGE_AFTER
+ * seconds, for a CPU that writes nothing more): what the
+ * CPUs wrote before T has been read, or reported lost, by then.  It is
+ * explained when the ring buffer reported a loss, or the controller
+ * disturbed the instance (cnt->gen), since the cookie was read; otherwise
+ * the kernel lost it.  A stack without its cookie is judged the same way.
  */
-#define JUDGE_AFTER	1.0	/* seconds */
+#define JUDGE_AFTER	5.0	/* seconds */
+#define CLOCK_SLACK	0.05	/* seconds: CPUs' local clocks differ, uptime ticks */
+#define MAX_CPUS	64
 
 struct waiting {
 	struct waiting	*next;		/* in the task's list, oldest first */
@@ -211,21 +216,38 @@ struct waiting {
 	bool		done;		/* answered: drop when judged */
 	int		pid;
 	unsigned long	gen, losses;	/* at the time it was read */
+	unsigned long	markers;	/* ... and the markers read by then */
 	double		judge_at;	/* 0: not passed yet */
+	double		passed_ts;	/* trace time of what passed it */
 };
 
 struct task {
 	struct waiting	*list;
 	bool		seen;
-	unsigned long	gen, losses;	/* when its last record was read */
+	unsigned long	gen, losses, markers;	/* when its last record was read */
 };
 
 struct reader_state {
 	int		inst;
 	unsigned long	gen_start;	/* when the reading began */
-	unsigned long	losses;
+	unsigned long	losses, markers;
 	struct waiting	*qhead, **qtail;
+	double		ts;		/* of the record being read */
+	unsigned long	gen_clock;	/* disturbances when cpu_ts began */
+	double		cpu_ts[MAX_CPUS];	/* the last record's, per CPU */
+	bool		cpu_seen[MAX_CPUS];
 };
+
+/* Has every CPU given a record of time T or later? */
+static bool all_cpus_past(const struct reader_state *st, double t)
+{
+	int c;
+
+	for (c = 0; c < MAX_CPUS; c++)
+		if (st->cpu_seen[c] && st->cpu_ts[c] < t)
+			return false;
+	return true;
+}
 
 static volatile sig_atomic_t reader_stop;
 
@@ -244,7 +266,8 @@ static unsigned long gen_of(const struct reader_state *st)
 
 static void judge(struct waiting *w, const struct reader_state *st)
 {
-	bool lost = st->losses != w->losses, disturbed = gen_of(st) != w->gen;
+	bool lost = st->losses != w->losses;
+	bool disturbed = gen_of(st) != w->gen || st->markers != w->markers;
 
 	if (w->done)
 		return;
@@ -278,6 +301,7 @@ static void passed(struct task *t, struct waiting *upto, struct reader_state *st
 		if (w->judge_at)
 			continue;
 		w->judge_at = now() + JUDGE_AFTER;
+		w->passed_ts = st->ts + CLOCK_SLACK;
 		w->qnext = NULL;
 		*st->qtail = w;
 		st->qtail = &w->qnext;
@@ -300,7 +324,8 @@ static void judge_due(struct reader_state *st, struct map *tasks, bool all)
 {
 	double t = now();
 
-	while (st->qhead && (all || st->qhead->judge_at <= t)) {
+	while (st->qhead && (all || st->qhead->judge_at <= t ||
+			     all_cpus_past(st, st->qhead->passed_ts))) {
 		struct waiting *w = st->qhead;
 		struct task *task = map_get(tasks, (uint64_t)w->pid, 0);
 
@@ -325,12 +350,13 @@ static struct waiting *add_waiting(struct task *t, const struct rec *r, bool is_
 	if (!is_stack) {
 		w->gen = gen_of(st);
 		w->losses = st->losses;
+		w->markers = st->markers;
 	} else if (t->seen) {
 		w->gen = t->gen;
 		w->losses = t->losses;
+		w->markers = t->markers;
 	} else {
 		w->gen = st->gen_start;
-		w->losses = 0;
 	}
 	for (p = &t->list; *p; p = &(*p)->next)
 		;
@@ -432,6 +458,16 @@ static void reader(int inst, const char *name)
 		struct task *t;
 
 		ADD(records, 1);
+		if (r.cpu >= 0 && r.cpu < MAX_CPUS) {
+			st.ts = atof(r.ts);
+			if (gen_of(&st) != st.gen_clock) {
+				/* trace_clock may have changed: times start over */
+				memset(st.cpu_seen, 0, sizeof(st.cpu_seen));
+				st.gen_clock = gen_of(&st);
+			}
+			st.cpu_ts[r.cpu] = st.ts;
+			st.cpu_seen[r.cpu] = true;
+		}
 		judge_due(&st, tasks, false);
 		switch (r.type) {
 		case REC_LOST:
@@ -453,6 +489,11 @@ static void reader(int inst, const char *name)
 			t->seen = true;
 			t->gen = gen_of(&st);
 			t->losses = st.losses;
+			t->markers = st.markers;
+			break;
+		case REC_EVENT:
+			if (!strncmp(r.text, "tracing_mark_write: ustress:", 28))
+				st.markers++;
 			break;
 		default:
 			break;
@@ -475,10 +516,16 @@ static int pick(int n)
 	return (int)(rand_r(&seed) % (unsigned int)n);
 }
 
-/* Tell the instance's reader: before and after anything that may erase */
+/*
+ * Tell the instance's reader, before and after anything that may erase or
+ * drop records: by a counter, and by a marker in the trace itself, which
+ * comes after whatever the CPUs wrote before it (a record produced before
+ * a disturbance may be read long after it).
+ */
 static void disturb(struct inst *in)
 {
 	__atomic_add_fetch(&cnt->gen[in - insts], 1, __ATOMIC_RELEASE);
+	tracefs_instance_file_write(in->ti, "trace_marker", "ustress: disturbed\n");
 }
 
 static void start_reader(struct inst *in)

@@ -324,10 +324,11 @@ static int parse_inode(struct input *in, char *s, struct rec *rec)
 
 	rec->err = 0;
 	if (in->form == FORM_KERNEL) {
+		const char *d = strstr(s, "dev=[");
 		unsigned int ma, mi;
 
 		p = field(s, "inode");
-		if (!p || sscanf(strstr(s, "dev=["), "dev=[%u:%u]", &ma, &mi) != 2)
+		if (!p || !d || sscanf(d, "dev=[%u:%u]", &ma, &mi) != 2)
 			return -1;
 		rec->ino = num(p, NULL, 10);
 		rec->dev = KDEV(ma, mi);

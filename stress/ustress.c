@@ -201,8 +201,8 @@ static void churner(const char *self)
  * seconds, for a CPU that writes nothing more): what the
  * CPUs wrote before T has been read, or reported lost, by then.  It is
  * explained when the ring buffer reported a loss, or the controller
- * disturbed the instance (cnt->gen), since the cookie was read; otherwise
- * the kernel lost it.  A stack without its cookie is judged the same way.
+ * disturbed the instance (cnt->gen), since the cookie was read or while it
+ * was read; otherwise the kernel lost it.  A stack without its cookie is judged the same way.
  */
 #define JUDGE_AFTER	5.0	/* seconds */
 #define CLOCK_SLACK	0.05	/* seconds: CPUs' local clocks differ, uptime ticks */
@@ -267,7 +267,9 @@ static unsigned long gen_of(const struct reader_state *st)
 static void judge(struct waiting *w, const struct reader_state *st)
 {
 	bool lost = st->losses != w->losses;
-	bool disturbed = gen_of(st) != w->gen || st->markers != w->markers;
+	/* An odd count: it was read while the controller was at work */
+	bool disturbed = gen_of(st) != w->gen || (w->gen & 1) ||
+			 st->markers != w->markers;
 
 	if (w->done)
 		return;
@@ -518,9 +520,10 @@ static int pick(int n)
 
 /*
  * Tell the instance's reader, before and after anything that may erase or
- * drop records: by a counter, and by a marker in the trace itself, which
- * comes after whatever the CPUs wrote before it (a record produced before
- * a disturbance may be read long after it).
+ * drop records: by a counter, odd while the disturbance lasts, and by a
+ * marker in the trace itself, which comes after whatever the CPUs wrote
+ * before it (a record produced before a disturbance may be read long
+ * after it).
  */
 static void disturb(struct inst *in)
 {
@@ -670,7 +673,10 @@ static void control_once(void)
 		flip_event(in, pick(3));
 		break;
 	case 8:
+		/* Recording pauses while trace is open (pause-on-trace) */
+		disturb(in);
 		s = tracefs_instance_file_read(in->ti, "trace", NULL);
+		disturb(in);
 		free(s);
 		ADD(trace_reads, 1);
 		break;

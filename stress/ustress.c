@@ -202,7 +202,8 @@ static void churner(const char *self)
  * CPUs wrote before T has been read, or reported lost, by then.  It is
  * explained when the ring buffer reported a loss, or the controller
  * disturbed the instance (cnt->gen), since the cookie was read or while it
- * was read; otherwise the kernel lost it.  A stack without its cookie is judged the same way.
+ * was read; otherwise the kernel lost it.  A stack without its cookie is
+ * judged the same way.
  */
 #define JUDGE_AFTER	5.0	/* seconds */
 #define CLOCK_SLACK	0.05	/* seconds: CPUs' local clocks differ, uptime ticks */

@@ -107,23 +107,34 @@ static void fold_append(struct report *rep, size_t *len, const char *s, size_t n
 	rep->fold[*len] = '\0';
 }
 
+/*
+ * A name in a folded line: ';' separates frames and a newline separates
+ * lines, so neither may come from a name (a comm or a symbol could forge
+ * a frame). They become ':' and ' '.  The start is kept as an offset,
+ * since fold_append may move rep->fold.
+ */
+static void fold_name(struct report *rep, size_t *len, const char *s, size_t n)
+{
+	size_t start = *len, i;
+
+	fold_append(rep, len, s, n);
+	for (i = start; i < *len; i++) {
+		if (rep->fold[i] == ';')
+			rep->fold[i] = ':';
+		else if (rep->fold[i] == '\n')
+			rep->fold[i] = ' ';
+	}
+}
+
 /* "func+0x1d (src:12)" -> "func"; a raw frame -> "[unknown]" */
 static void fold_frame(struct report *rep, size_t *len, const char *sym)
 {
-	size_t n;
-	char *p;
-
 	fold_append(rep, len, ";", 1);
 	if (!sym) {
 		fold_append(rep, len, "[unknown]", 9);
 		return;
 	}
-	n = strcspn(sym, " +");
-	p = rep->fold + *len;
-	fold_append(rep, len, sym, n);
-	for (; *p; p++)
-		if (*p == ';')
-			*p = ':';
+	fold_name(rep, len, sym, strcspn(sym, " +"));
 }
 
 static void print_stack(struct report *rep, const struct rec *stack, struct event *events)
@@ -148,7 +159,7 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 		rep->n.with_stack++;
 		if (rep->folded) {
 			len = 0;
-			fold_append(rep, &len, ev->comm, strlen(ev->comm));
+			fold_name(rep, &len, ev->comm, strlen(ev->comm));
 			if (stack->lost)
 				fold_append(rep, &len, ";[cut]", 6);
 			for (i = stack->nr; i-- > 0;)

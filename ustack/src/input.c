@@ -1,111 +1,343 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Read a trace as records, whatever produced it:
+ *  - a trace-cmd recording (trace.dat), in process with libtracecmd: the
+ *    fields come from libtraceevent, by name, through the events' format
+ *    files stored in the file;
  *  - the text of tracefs's trace or trace_pipe, and ustack record's
- *    output, which has the same form;
- *  - the text of "trace-cmd report -R";
- *  - a trace-cmd recording (trace.dat), through "trace-cmd report -R".
+ *    output, which has the same form.  The text of "trace-cmd report" is
+ *    refused: the trace.dat it was made from is the better input.
+ *
+ * A text line is "COMM-PID [CPU] FLAGS TS: EVENT: ...", and the fields of
+ * each of the series' events are taken in the order the kernel prints
+ * them, from the event's name on, never by searching the line: a path is
+ * the rest of its line and may hold anything.  A record of the series'
+ * events that does not parse is malformed: it is named on standard error
+ * (with its line), counted, and makes the report exit 2.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include <trace-cmd.h>
 
 #include "ustack.h"
 
-enum text_form {
-	FORM_KERNEL,	/* trace, trace_pipe, ustack record */
-	FORM_TRACE_CMD,	/* trace-cmd report -R */
-};
+#define MAX_PID		(1 << 22)	/* PID_MAX_LIMIT */
+#define MAX_CPU		(1 << 16)
+#define MAX_ERRNO	4095
 
 struct input {
 	FILE		*f;
 	const char	*name;
-	pid_t		child;		/* trace-cmd report, for trace.dat */
-	enum text_form	form;
+	bool		dat;		/* a trace.dat, read with libtracecmd */
+	unsigned long	skipped;	/* lines neither records nor headers */
+	unsigned long	malformed;	/* records of our events that do not parse */
+	struct frame	*frames;
+	size_t		frames_cap;
+	char		*path;		/* REC_INODE's path */
+	size_t		path_cap;
+
+	/* text */
 	bool		seen_event;
 	char		*line;		/* the line being parsed */
 	size_t		line_cap;
-	char		*ahead;		/* a line read too far, or NULL */
+	char		*ahead;		/* a line read too far */
 	size_t		ahead_cap;
 	bool		have_ahead;
+	bool		cut_line;	/* the last line had no newline */
 	unsigned long	lineno;
-	unsigned long	skipped;	/* lines neither records nor headers */
-	struct frame	*frames;
-	size_t		frames_cap;
 	regex_t		re_lost, re_dropped, re_entries;
+
+	/* trace.dat */
+	struct tracecmd_input	*tc;
+	struct tep_handle	*tep;
+	struct tep_event	*ev_cookie, *ev_stack, *ev_inode;
+	int			ncpus;
+	struct tep_record	**peek;		/* the next record of each CPU */
+	struct tep_record	*cur;		/* taken, its loss not yet given */
+	struct trace_seq	seq;
 };
+
+/* libtracecmd's handle, also when a die() ends the process */
+static struct tracecmd_input *open_handle;
 
 static const char TRACE_DAT_MAGIC[] = "\027\010\104tracing";
 
 static void compile(regex_t *re, const char *pattern)
 {
-	int err = regcomp(re, pattern, REG_EXTENDED);
-
-	if (err)
+	if (regcomp(re, pattern, REG_EXTENDED))
 		die("internal error: bad pattern %s", pattern);
 }
 
-static void run_trace_cmd(struct input *in, const char *path)
-{
-	int fd[2];
+static void malformed(struct input *in, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-	if (pipe(fd))
-		die("pipe: %s", strerror(errno));
-	in->child = fork();
-	if (in->child < 0)
-		die("fork: %s", strerror(errno));
-	if (in->child == 0) {
-		dup2(fd[1], STDOUT_FILENO);
-		close(fd[0]);
-		close(fd[1]);
-		execlp("trace-cmd", "trace-cmd", "report", "-R", "-i", path, (char *)NULL);
-		fprintf(stderr, "ustack: cannot run trace-cmd to read %s: %s\n",
-			path, strerror(errno));
-		_exit(127);
-	}
-	close(fd[1]);
-	in->f = fdopen(fd[0], "r");
-	if (!in->f)
-		die("fdopen: %s", strerror(errno));
-	in->form = FORM_TRACE_CMD;
+/* A record that does not parse: name the first few */
+static void malformed(struct input *in, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	in->malformed++;
+	if (in->malformed > 5)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (in->dat)
+		warnx_("%s: %s", in->name, msg);
+	else
+		warnx_("%s:%lu: %s", in->name, in->lineno, msg);
 }
 
-struct input *input_open(const char *path)
+static void want_frames(struct input *in, size_t nr)
 {
-	struct input *in = xcalloc(1, sizeof(*in));
-	ssize_t len;
+	if (nr > in->frames_cap) {
+		in->frames_cap = nr * 2;
+		in->frames = xrealloc(in->frames, in->frames_cap * sizeof(*in->frames));
+	}
+}
 
-	in->name = path && strcmp(path, "-") ? path : "standard input";
-	in->f = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!in->f)
-		die("cannot open %s: %s", path, strerror(errno));
+static const char *set_path(struct input *in, const char *s, size_t len)
+{
+	if (len + 1 > in->path_cap) {
+		in->path_cap = len + 1;
+		in->path = xrealloc(in->path, in->path_cap);
+	}
+	memcpy(in->path, s, len);
+	in->path[len] = '\0';
+	path_unescape(in->path);
+	return in->path;
+}
 
-	/* A trace-cmd recording, or the first line of a text */
-	len = getline(&in->ahead, &in->ahead_cap, in->f);
-	if (len >= (ssize_t)sizeof(TRACE_DAT_MAGIC) - 1 &&
-	    !memcmp(in->ahead, TRACE_DAT_MAGIC, sizeof(TRACE_DAT_MAGIC) - 1)) {
-		if (in->f == stdin)
-			die("a trace-cmd recording must be given as a file, not on standard input");
-		fclose(in->f);
-		run_trace_cmd(in, path);
+/* --- trace.dat, with libtracecmd and libtraceevent */
+
+static void dat_open(struct input *in, const char *path)
+{
+	struct tep_event *ev;
+
+	/*
+	 * tracecmd_open() is open_head + init_data; on a file cut short,
+	 * its cleanup crashes in libtracecmd 1.3 (a NULL dereference in
+	 * tracecmd_close), so the two are called here and a failed handle
+	 * is left to the exit.
+	 */
+	open_handle = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+	if (!open_handle)
+		die("%s: not a readable trace-cmd recording: its headers are cut short or corrupt",
+		    path);
+	if (tracecmd_init_data(open_handle) < 0)
+		die("%s: the trace-cmd recording's data cannot be read: the file is cut short or corrupt",
+		    path);
+	in->tc = open_handle;
+	in->tep = tracecmd_get_tep(in->tc);
+	in->ncpus = tep_get_cpus(in->tep);
+	if (!in->tep || in->ncpus <= 0 || in->ncpus > MAX_CPU)
+		die("%s: a trace-cmd recording without CPUs", path);
+	in->ev_cookie = tep_find_event_by_name(in->tep, "ftrace", "user_unwind_cookie");
+	in->ev_stack = tep_find_event_by_name(in->tep, "ftrace", "user_unwind_stack");
+	in->ev_inode = tep_find_event_by_name(in->tep, "ftrace", "inode_cache");
+	if (!in->ev_cookie || !in->ev_stack || !in->ev_inode)
+		die("%s: the recording has no format for user_unwind_cookie, user_unwind_stack "
+		    "or inode_cache: it was not made on a kernel with the deferred user stack series",
+		    path);
+	/* Every field this reader takes must be in the formats, by name */
+	ev = in->ev_stack;
+	if (!tep_find_field(in->ev_cookie, "cookie") || !tep_find_field(ev, "cookie") ||
+	    !tep_find_field(ev, "lost") || !tep_find_field(ev, "addrs") ||
+	    !tep_find_field(ev, "inodes") || !tep_find_field(ev, "devs") ||
+	    !tep_find_field(in->ev_inode, "ino") || !tep_find_field(in->ev_inode, "dev") ||
+	    !tep_find_field(in->ev_inode, "err") || !tep_find_field(in->ev_inode, "path"))
+		die("%s: the formats of the series' events lack a field ustack reads", path);
+	in->peek = xcalloc((size_t)in->ncpus, sizeof(*in->peek));
+	for (int cpu = 0; cpu < in->ncpus; cpu++)
+		in->peek[cpu] = tracecmd_read_cpu_first(in->tc, cpu);
+	trace_seq_init(&in->seq);
+	in->dat = true;
+}
+
+/* A fixed field, by name, inside the record */
+static bool dat_num(struct input *in, struct tep_event *ev, struct tep_record *r,
+		    const char *name, unsigned long long *v)
+{
+	struct tep_format_field *f = tep_find_field(ev, name);
+
+	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > r->size) {
+		malformed(in, "%s record too short for its field %s", ev->name, name);
+		return false;
+	}
+	if (tep_read_number_field(f, r->data, v)) {
+		malformed(in, "%s: field %s cannot be read", ev->name, name);
+		return false;
+	}
+	return true;
+}
+
+/* A __data_loc array, by name, checked to lie inside the record */
+static const unsigned char *dat_array(struct input *in, struct tep_event *ev,
+				      struct tep_record *r, const char *name,
+				      size_t elem, size_t *nr)
+{
+	struct tep_format_field *f = tep_find_field(ev, name);
+	const unsigned char *p, *start = r->data;
+	int len = 0;
+
+	if (!f || f->offset < 0 || f->offset + f->size > r->size) {
+		malformed(in, "%s record too short for its field %s", ev->name, name);
+		return NULL;
+	}
+	p = tep_get_field_raw(NULL, ev, name, r, &len, 0);
+	if (!p || len < 0 || p < start || p + len > start + r->size || (size_t)len % elem) {
+		malformed(in, "%s: array %s lies outside its record", ev->name, name);
+		return NULL;
+	}
+	*nr = (size_t)len / elem;
+	return p;
+}
+
+static bool dat_stack(struct input *in, struct tep_record *r, struct rec *rec)
+{
+	struct tep_event *ev = in->ev_stack;
+	unsigned long long cookie, lost;
+	const unsigned char *a, *i, *d;
+	size_t na, ni, nd, k;
+
+	if (!dat_num(in, ev, r, "cookie", &cookie) || !dat_num(in, ev, r, "lost", &lost))
+		return false;
+	a = dat_array(in, ev, r, "addrs", 8, &na);
+	i = a ? dat_array(in, ev, r, "inodes", 8, &ni) : NULL;
+	d = i ? dat_array(in, ev, r, "devs", 4, &nd) : NULL;
+	if (!d)
+		return false;
+	if (na != ni || na != nd) {
+		malformed(in, "user_unwind_stack with %zu addresses, %zu inodes and %zu devices",
+			  na, ni, nd);
+		return false;
+	}
+	want_frames(in, na);
+	for (k = 0; k < na; k++) {
+		in->frames[k].off = tep_read_number(in->tep, a + 8 * k, 8);
+		in->frames[k].ino = tep_read_number(in->tep, i + 8 * k, 8);
+		in->frames[k].dev = (uint32_t)tep_read_number(in->tep, d + 4 * k, 4);
+	}
+	rec->type = REC_STACK;
+	rec->cookie = cookie;
+	rec->lost = lost;
+	rec->nr = na;
+	rec->frames = in->frames;
+	return true;
+}
+
+static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
+{
+	struct tep_event *ev = in->ev_inode;
+	unsigned long long ino, dev, err;
+	const unsigned char *p;
+	size_t len;
+	int e;
+
+	if (!dat_num(in, ev, r, "ino", &ino) || !dat_num(in, ev, r, "dev", &dev) ||
+	    !dat_num(in, ev, r, "err", &err))
+		return false;
+	p = dat_array(in, ev, r, "path", 1, &len);
+	if (!p)
+		return false;
+	e = (int)(int32_t)(uint32_t)err;
+	if (e > 0 || e < -MAX_ERRNO) {
+		malformed(in, "inode_cache with error %d, not -errno", e);
+		return false;
+	}
+	rec->type = REC_INODE;
+	rec->ino = ino;
+	rec->dev = (uint32_t)dev;
+	len = strnlen((const char *)p, len);
+	if (e || !len) {
+		rec->err = e ? e : -ENOENT;
+		rec->path = NULL;
 	} else {
-		in->have_ahead = len > 0;
+		rec->path = set_path(in, (const char *)p, len);
 	}
-
-	/* The count is missing when the ring buffer could not tell it */
-	compile(&in->re_lost, "^CPU:([0-9]+) \\[LOST ([0-9]+ )?EVENTS\\]");
-	compile(&in->re_dropped, "^CPU:([0-9]+) \\[([0-9]+ )?EVENTS DROPPED\\]");
-	compile(&in->re_entries, "^# entries-in-buffer/entries-written: ([0-9]+)/([0-9]+)");
-	return in;
+	return true;
 }
 
-const char *input_format(const struct input *in)
+static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 {
-	return in->form == FORM_TRACE_CMD ? "trace-cmd report -R" : "tracefs trace text";
+	struct tep_event *ev = tep_find_event_by_record(in->tep, r);
+	unsigned long long v;
+	char *p;
+
+	if (!ev) {
+		malformed(in, "a record of an event type the file has no format for");
+		return false;
+	}
+	rec->pid = tep_data_pid(in->tep, r);
+	snprintf(rec->comm, sizeof(rec->comm), "%s", tep_data_comm_from_pid(in->tep, rec->pid));
+	snprintf(rec->ts, sizeof(rec->ts), "%llu.%09llu", r->ts / 1000000000ULL,
+		 r->ts % 1000000000ULL);
+	if (ev == in->ev_cookie) {
+		if (!dat_num(in, ev, r, "cookie", &v))
+			return false;
+		rec->type = REC_COOKIE;
+		rec->cookie = v;
+		return true;
+	}
+	if (ev == in->ev_stack)
+		return dat_stack(in, r, rec);
+	if (ev == in->ev_inode)
+		return dat_inode(in, r, rec);
+	trace_seq_reset(&in->seq);
+	tep_print_event(in->tep, &in->seq, r, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
+	trace_seq_terminate(&in->seq);
+	for (p = in->seq.buffer; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	rec->type = REC_EVENT;
+	rec->text = in->seq.buffer;
+	return true;
 }
+
+/* The records of all CPUs, in time order */
+static int dat_next(struct input *in, struct rec *rec)
+{
+	for (;;) {
+		struct tep_record *r;
+		bool ok;
+
+		if (!in->cur) {
+			int cpu, best = -1;
+
+			for (cpu = 0; cpu < in->ncpus; cpu++)
+				if (in->peek[cpu] && (best < 0 || in->peek[cpu]->ts < in->peek[best]->ts))
+					best = cpu;
+			if (best < 0)
+				return 0;
+			in->cur = in->peek[best];
+			in->peek[best] = tracecmd_read_data(in->tc, best);
+			/* The ring buffer lost events before this record */
+			if (in->cur->missed_events) {
+				memset(rec, 0, sizeof(*rec));
+				rec->type = REC_LOST;
+				rec->cpu = best;
+				rec->lost = in->cur->missed_events > 0 ?
+					    (uint64_t)in->cur->missed_events : 0;
+				return 1;
+			}
+		}
+		r = in->cur;
+		in->cur = NULL;
+		memset(rec, 0, sizeof(*rec));
+		rec->cpu = r->cpu;
+		ok = dat_decode(in, r, rec);
+		tracecmd_free_record(r);
+		if (ok)
+			return 1;
+	}
+}
+
+/* --- text */
 
 static void swap_lines(struct input *in)
 {
@@ -131,6 +363,15 @@ static bool next_line(struct input *in)
 		len = getline(&in->line, &in->line_cap, in->f);
 		if (len < 0)
 			return false;
+		if ((size_t)len != strlen(in->line)) {
+			/* A NUL byte: no text trace has one */
+			in->lineno++;
+			malformed(in, "a NUL byte in a text trace");
+			in->line[0] = '\0';
+			return true;
+		}
+		if (in->line[len - 1] != '\n')
+			in->cut_line = true;
 	}
 	in->lineno++;
 	while (len > 0 && (in->line[len - 1] == '\n' || in->line[len - 1] == '\r'))
@@ -146,217 +387,56 @@ static void unread_line(struct input *in)
 	in->lineno--;
 }
 
-static uint64_t num(const char *s, const char **end, int kernel_base)
+static int digit(char c, int base)
 {
-	char *e;
-	uint64_t v;
-	int base = kernel_base;
+	int d;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16;
-	errno = 0;
-	v = strtoull(s, &e, base);
-	if (e == s || errno)
-		v = 0, e = (char *)s;
-	if (end)
-		*end = e;
-	return v;
-}
-
-/* The value after "name=" in s, or NULL */
-static const char *field(const char *s, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = s;
-
-	while ((p = strstr(p, name))) {
-		if ((p == s || p[-1] == ' ') && p[n] == '=')
-			return p + n + 1;
-		p += n;
-	}
-	return NULL;
-}
-
-static void want_frames(struct input *in, size_t nr)
-{
-	if (nr > in->frames_cap) {
-		in->frames_cap = nr * 2;
-		in->frames = xrealloc(in->frames, in->frames_cap * sizeof(*in->frames));
-	}
-}
-
-/* trace-cmd -R prints an array as its bytes: ARRAY[1d, 11, 00, ...] */
-static size_t array_bytes(const char *s, const char *name, unsigned char **out, size_t *cap)
-{
-	const char *p = field(s, name);
-	size_t n = 0;
-
-	if (!p || strncmp(p, "ARRAY[", 6))
-		return 0;
-	p += 6;
-	while (*p && *p != ']') {
-		char *e;
-		unsigned long b = strtoul(p, &e, 16);
-
-		if (e == p)
-			break;
-		if (n == *cap) {
-			*cap = *cap ? *cap * 2 : 256;
-			*out = xrealloc(*out, *cap);
-		}
-		(*out)[n++] = (unsigned char)b;
-		p = e;
-		while (*p == ',' || *p == ' ')
-			p++;
-	}
-	return n;
-}
-
-static uint64_t le(const unsigned char *b, size_t n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | b[n];
-	return v;
-}
-
-static int parse_trace_cmd_stack(struct input *in, const char *s, struct rec *rec)
-{
-	static unsigned char *a, *i, *d;
-	static size_t ac, ic, dc;
-	size_t na, ni, nd, k;
-	const char *p;
-
-	if (!strstr(s, "ARRAY["))
-		die("%s:%lu: user_unwind_stack without its frames: a trace-cmd report must be made with -R",
-		    in->name, in->lineno);
-	na = array_bytes(s, "addrs", &a, &ac) / 8;
-	ni = array_bytes(s, "inodes", &i, &ic) / 8;
-	nd = array_bytes(s, "devs", &d, &dc) / 4;
-	if (na != ni || na != nd)
+	if (c >= '0' && c <= '9')
+		d = c - '0';
+	else if (c >= 'a' && c <= 'f')
+		d = c - 'a' + 10;
+	else if (c >= 'A' && c <= 'F')
+		d = c - 'A' + 10;
+	else
 		return -1;
-	want_frames(in, na);
-	for (k = 0; k < na; k++) {
-		in->frames[k].off = le(a + 8 * k, 8);
-		in->frames[k].ino = le(i + 8 * k, 8);
-		in->frames[k].dev = (uint32_t)le(d + 4 * k, 4);
-	}
-	/* libtraceevent prints a field as the event's print format does: %llx */
-	p = field(s, "cookie");
-	rec->cookie = p ? num(p, NULL, 16) : 0;
-	p = field(s, "lost");
-	rec->lost = p ? num(p, NULL, 10) : 0;
-	rec->nr = na;
-	rec->frames = in->frames;
-	return p ? 0 : -1;
+	return d < base ? d : -1;
 }
 
-/* " =>  <%016llx> : INODE|-1 : MAJOR:MINOR" */
-static bool parse_frame(const char *s, struct frame *f)
+/*
+ * An unsigned number at *s, without sign or spaces; false when there is
+ * no digit or it does not fit in 64 bits (*wide is then set).
+ */
+static bool u64_at(const char **s, int base, uint64_t *v, bool *wide)
 {
-	const char *p;
-	uint64_t ma, mi;
+	const char *p = *s;
+	uint64_t x = 0;
+	int d;
 
-	if (strncmp(s, " =>  <", 6))
+	if (wide)
+		*wide = false;
+	if (digit(*p, base) < 0)
 		return false;
-	f->off = num(s + 6, &p, 16);
-	if (strncmp(p, "> : ", 4))
-		return false;
-	p += 4;
-	if (!strncmp(p, "-1 ", 3)) {
-		f->ino = USTACK_NO_VMA;
-		p += 2;
-	} else {
-		const char *q = p;
-
-		f->ino = num(q, &p, 10);
-		if (p == q)
+	for (; (d = digit(*p, base)) >= 0; p++) {
+		if (x > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) {
+			if (wide)
+				*wide = true;
 			return false;
+		}
+		x = x * (uint64_t)base + (uint64_t)d;
 	}
-	if (strncmp(p, " : ", 3))
-		return false;
-	ma = num(p + 3, &p, 10);
-	if (*p != ':')
-		return false;
-	mi = num(p + 1, &p, 10);
-	if (*p)
-		return false;
-	f->dev = KDEV(ma, mi);
+	*v = x;
+	*s = p;
 	return true;
 }
 
-/* "<user stack unwind>", then "cookie=HEX[ lost=N]", then " =>  " frames */
-static int parse_kernel_stack(struct input *in, struct rec *rec)
+static bool word(const char **s, const char *w)
 {
-	const char *p;
-	size_t nr = 0;
+	size_t n = strlen(w);
 
-	if (!next_line(in))
-		return -1;
-	if (strncmp(in->line, "cookie=", 7)) {
-		unread_line(in);
-		return -1;
-	}
-	rec->cookie = num(in->line + 7, &p, 16);
-	rec->lost = 0;
-	if (!strncmp(p, " lost=", 6))
-		rec->lost = num(p + 6, NULL, 10);
-	while (next_line(in)) {
-		struct frame f;
-
-		if (!parse_frame(in->line, &f)) {
-			unread_line(in);
-			break;
-		}
-		want_frames(in, nr + 1);
-		in->frames[nr++] = f;
-	}
-	rec->nr = nr;
-	rec->frames = in->frames;
-	return 0;
-}
-
-static int parse_inode(struct input *in, char *s, struct rec *rec)
-{
-	const char *p;
-	char *path;
-
-	rec->err = 0;
-	if (in->form == FORM_KERNEL) {
-		const char *d = strstr(s, "dev=[");
-		unsigned int ma, mi;
-
-		p = field(s, "inode");
-		if (!p || !d || sscanf(d, "dev=[%u:%u]", &ma, &mi) != 2)
-			return -1;
-		rec->ino = num(p, NULL, 10);
-		rec->dev = KDEV(ma, mi);
-		p = field(s, "error");
-		if (p) {
-			rec->err = (int)strtol(p, NULL, 10);
-			rec->path = NULL;
-			return 0;
-		}
-	} else {
-		p = field(s, "ino");
-		if (!p || !field(s, "dev"))
-			return -1;
-		rec->ino = num(p, NULL, 10);
-		rec->dev = (uint32_t)num(field(s, "dev"), NULL, 10);
-		p = field(s, "err");
-		rec->err = p ? (int)strtol(p, NULL, 10) : 0;
-	}
-	/* The path is the rest of the line: it may hold spaces */
-	path = (char *)field(s, "path");
-	if (!path && !rec->err)
-		return -1;
-	if (path)
-		path_unescape(path);
-	rec->path = path && *path ? path : NULL;
-	if (!rec->path && !rec->err)
-		rec->err = -ENOENT;
-	return 0;
+	if (strncmp(*s, w, n))
+		return false;
+	*s += n;
+	return true;
 }
 
 static bool all_digits(const char *s, const char *end)
@@ -382,70 +462,71 @@ static bool is_timestamp(const char *s, const char *end)
 	return all_digits(s, dot) && all_digits(dot + 1, end);
 }
 
-/*
- * "COMM-PID [CPU] FLAGS TS: REST", where "(TGID)" may follow PID and
- * FLAGS may be absent; COMM may hold anything, '-' and spaces included.
- * Regular expressions do this too, but at a tenth of the speed.
- */
-static bool parse_head(char *line, struct rec *rec, char **rest)
+static const char *token_end(const char *s)
 {
-	char *p = line, *cpu, *close, *e, *dash, *tok, *tok_end;
-	size_t n;
+	const char *e = strchr(s, ' ');
 
-	while (*p == ' ')
-		p++;
-	/* The first " [digits]" after the start: the CPU */
-	for (cpu = strstr(p, " ["); cpu; cpu = strstr(cpu + 1, " [")) {
-		close = strchr(cpu + 2, ']');
-		if (close && all_digits(cpu + 2, close))
-			break;
-	}
-	if (!cpu)
-		return false;
-	e = cpu;
-	while (e > p && e[-1] == ' ')
+	return e ? e : s + strlen(s);
+}
+
+/*
+ * The head, given where its "[CPU]" is: "COMM-PID[ (TGID)] [CPU] [FLAGS ]TS: "
+ * with the rest after it.  COMM may hold anything, spaces, '-' and
+ * brackets included: it is what lies before "-PID".
+ */
+static bool try_head(const char *line, const char *cpu, const char *close,
+		     struct rec *rec, const char **rest)
+{
+	const char *e = cpu, *dash, *tok, *tok_end, *p;
+	uint64_t pid, n;
+
+	while (e > line && e[-1] == ' ')
 		e--;
-	if (e > p && e[-1] == ')') {		/* (TGID) */
-		char *open = e - 1;
+	if (e > line && e[-1] == ')') {		/* (TGID), or (-------) */
+		const char *open = e - 1;
 
-		while (open > p && *open != '(')
+		while (open > line && *open != '(')
 			open--;
 		if (*open != '(')
 			return false;
 		e = open;
-		while (e > p && e[-1] == ' ')
+		while (e > line && e[-1] == ' ')
 			e--;
 	}
-	for (dash = e - 1; dash > p && *dash != '-'; dash--)
+	for (dash = e - 1; dash > line && *dash >= '0' && *dash <= '9'; dash--)
 		;
-	if (dash <= p || !all_digits(dash + 1, e))
+	if (dash <= line || *dash != '-' || !all_digits(dash + 1, e))
 		return false;
-	n = (size_t)(dash - p);
-	if (n >= sizeof(rec->comm))
-		n = sizeof(rec->comm) - 1;
-	memcpy(rec->comm, p, n);
-	rec->comm[n] = '\0';
-	rec->pid = atoi(dash + 1);
-	rec->cpu = atoi(cpu + 2);
+	p = dash + 1;
+	if (!u64_at(&p, 10, &pid, NULL) || pid > MAX_PID)
+		return false;
+	p = cpu + 2;
+	if (!u64_at(&p, 10, &n, NULL) || n > MAX_CPU || p != close)
+		return false;
 
 	/* Then FLAGS (maybe) and TS: */
 	tok = close + 1;
 	while (*tok == ' ')
 		tok++;
-	tok_end = strchr(tok, ' ');
-	if (!tok_end)
-		tok_end = tok + strlen(tok);
+	tok_end = token_end(tok);
 	if (!is_timestamp(tok, tok_end)) {
+		if (tok_end == tok || tok_end - tok > 8 || memchr(tok, ':', (size_t)(tok_end - tok)))
+			return false;
 		tok = tok_end;
 		while (*tok == ' ')
 			tok++;
-		tok_end = strchr(tok, ' ');
-		if (!tok_end)
-			tok_end = tok + strlen(tok);
+		tok_end = token_end(tok);
 		if (!is_timestamp(tok, tok_end))
 			return false;
 	}
-	n = (size_t)(tok_end - 1 - tok);
+	n = (uint64_t)(dash - line);
+	if (n >= sizeof(rec->comm))
+		n = sizeof(rec->comm) - 1;
+	memcpy(rec->comm, line, n);
+	rec->comm[n] = '\0';
+	rec->pid = (int)pid;
+	rec->cpu = (int)(cpu[2] ? strtol(cpu + 2, NULL, 10) : 0);
+	n = (uint64_t)(tok_end - 1 - tok);
 	if (n >= sizeof(rec->ts))
 		n = sizeof(rec->ts) - 1;
 	memcpy(rec->ts, tok, n);
@@ -457,32 +538,161 @@ static bool parse_head(char *line, struct rec *rec, char **rest)
 	return true;
 }
 
-static bool is_header(const char *s)
+/* Each " [digits]" in turn, from the left, until one makes a whole head */
+static bool parse_head(const char *line, struct rec *rec, const char **rest)
 {
-	return !*s || *s == '#' || !strncmp(s, "cpus=", 5) || !strncmp(s, "version = ", 10) ||
-	       (!strncmp(s, "CPU ", 4) && strstr(s, " is empty")) ||
-	       (!strncmp(s, "CPU", 3) && strstr(s, " data recorded at offset"));
+	const char *cpu, *close;
+
+	while (*line == ' ')
+		line++;
+	for (cpu = strstr(line, " ["); cpu; cpu = strstr(cpu + 1, " [")) {
+		for (close = cpu + 2; *close >= '0' && *close <= '9'; close++)
+			;
+		if (*close == ']' && close > cpu + 2 && try_head(line, cpu, close, rec, rest))
+			return true;
+	}
+	return false;
 }
 
-/*
- * The next record: 1, or 0 at the end.  Lines that are neither records
- * nor headers are counted in *skipped.
- */
-static int next_rec(struct input *in, struct rec *rec, unsigned long *skipped)
+/* "user_unwind_cookie: cookie=HEX" */
+static bool parse_cookie(struct input *in, const char *s, struct rec *rec)
+{
+	bool wide;
+
+	if (!word(&s, "cookie=")) {
+		malformed(in, "user_unwind_cookie without cookie=");
+		return false;
+	}
+	if (!u64_at(&s, 16, &rec->cookie, &wide) || *s) {
+		malformed(in, "user_unwind_cookie: %s", wide ?
+			  "the cookie is wider than 64 bits" : "the cookie is not a hex number");
+		return false;
+	}
+	rec->type = REC_COOKIE;
+	return true;
+}
+
+/* " =>  <%016llx> : INODE|-1 : MAJOR:MINOR" */
+static bool parse_frame(const char *s, struct frame *f)
+{
+	uint64_t ma, mi;
+
+	if (!word(&s, " =>  <") || !u64_at(&s, 16, &f->off, NULL) || !word(&s, "> : "))
+		return false;
+	if (word(&s, "-1"))
+		f->ino = USTACK_NO_VMA;
+	else if (!u64_at(&s, 10, &f->ino, NULL))
+		return false;
+	if (!word(&s, " : ") || !u64_at(&s, 10, &ma, NULL) || !word(&s, ":") ||
+	    !u64_at(&s, 10, &mi, NULL) || *s || ma > 0xfff || mi > 0xfffff)
+		return false;
+	f->dev = KDEV(ma, mi);
+	return true;
+}
+
+/* "<user stack unwind>", then "cookie=HEX[ lost=N]", then " =>  " frames */
+static bool parse_stack(struct input *in, struct rec *rec)
+{
+	const char *p;
+	size_t nr = 0;
+	bool wide = false, ok = true;
+
+	if (!next_line(in)) {
+		malformed(in, "<user stack unwind> at the end of the trace, without its cookie");
+		return false;
+	}
+	p = in->line;
+	if (!word(&p, "cookie=")) {
+		unread_line(in);
+		malformed(in, "<user stack unwind> is not followed by its cookie= line");
+		return false;
+	}
+	rec->lost = 0;
+	if (!u64_at(&p, 16, &rec->cookie, &wide) ||
+	    (word(&p, " lost=") && (!u64_at(&p, 10, &rec->lost, NULL) || rec->lost > UINT32_MAX)) ||
+	    *p) {
+		malformed(in, "user stack: %s", wide ? "the cookie is wider than 64 bits" :
+			  "the cookie= line is not \"cookie=HEX[ lost=N]\"");
+		ok = false;
+	}
+	while (next_line(in)) {
+		struct frame f;
+
+		if (strncmp(in->line, " =>  ", 5)) {
+			unread_line(in);
+			break;
+		}
+		if (!parse_frame(in->line, &f)) {
+			if (ok)
+				malformed(in, "user stack: the frame is not \" =>  <HEX> : INODE : MAJOR:MINOR\"");
+			ok = false;
+			continue;
+		}
+		want_frames(in, nr + 1);
+		in->frames[nr++] = f;
+	}
+	rec->type = REC_STACK;
+	rec->nr = nr;
+	rec->frames = in->frames;
+	return ok;
+}
+
+/* "inode_cache: inode=N dev=[MAJOR:MINOR] path=PATH" or "... error=-ERRNO" */
+static bool parse_inode(struct input *in, const char *s, struct rec *rec)
+{
+	uint64_t ma, mi, e;
+
+	if (!word(&s, "inode=") || !u64_at(&s, 10, &rec->ino, NULL) || !word(&s, " dev=[") ||
+	    !u64_at(&s, 10, &ma, NULL) || !word(&s, ":") || !u64_at(&s, 10, &mi, NULL) ||
+	    !word(&s, "] ") || ma > 0xfff || mi > 0xfffff) {
+		malformed(in, "inode_cache is not \"inode=N dev=[MAJOR:MINOR] path=PATH\"");
+		return false;
+	}
+	rec->type = REC_INODE;
+	rec->dev = KDEV(ma, mi);
+	rec->err = 0;
+	if (word(&s, "path=")) {
+		/* The rest of the line, whatever it holds */
+		rec->path = *s ? set_path(in, s, strlen(s)) : NULL;
+		if (!rec->path)
+			rec->err = -ENOENT;
+		return true;
+	}
+	if (word(&s, "error=-") && u64_at(&s, 10, &e, NULL) && !*s && e >= 1 && e <= MAX_ERRNO) {
+		rec->err = -(int)e;
+		rec->path = NULL;
+		return true;
+	}
+	malformed(in, "inode_cache has neither path= nor error=-ERRNO after its device");
+	return false;
+}
+
+static bool is_header(const char *s)
+{
+	return !*s || *s == '#' || (!strncmp(s, "CPU ", 4) && strstr(s, " is empty"));
+}
+
+static int text_next(struct input *in, struct rec *rec)
 {
 	regmatch_t m[3];
-	char *s;
+	const char *s;
 
 	while (next_line(in)) {
 		memset(rec, 0, sizeof(*rec));
 		rec->cpu = -1;
 
-		if (!in->seen_event && !strncmp(in->line, "cpus=", 5))
-			in->form = FORM_TRACE_CMD;
+		if (!in->seen_event && (!strncmp(in->line, "cpus=", 5) ||
+					!strncmp(in->line, "version = ", 10)))
+			die("%s is the text of trace-cmd report: give ustack the trace.dat itself, "
+			    "which it reads with libtracecmd", in->name);
 		if (in->line[0] == '#' && !regexec(&in->re_entries, in->line, 3, m, 0)) {
-			uint64_t kept = num(in->line + m[1].rm_so, NULL, 10);
-			uint64_t written = num(in->line + m[2].rm_so, NULL, 10);
+			const char *k = in->line + m[1].rm_so, *w = in->line + m[2].rm_so;
+			uint64_t kept, written;
 
+			if (!u64_at(&k, 10, &kept, NULL) || !u64_at(&w, 10, &written, NULL)) {
+				malformed(in, "entries-in-buffer/entries-written out of range");
+				continue;
+			}
 			if (written <= kept)
 				continue;
 			rec->type = REC_LOST;
@@ -492,89 +702,136 @@ static int next_rec(struct input *in, struct rec *rec, unsigned long *skipped)
 		if (!strncmp(in->line, "CPU:", 4) &&
 		    (!regexec(&in->re_lost, in->line, 3, m, 0) ||
 		     !regexec(&in->re_dropped, in->line, 3, m, 0))) {
+			const char *c = in->line + m[1].rm_so, *l = in->line + m[2].rm_so;
+			uint64_t cpu;
+
 			rec->type = REC_LOST;
-			rec->cpu = (int)num(in->line + m[1].rm_so, NULL, 10);
-			rec->lost = m[2].rm_so >= 0 ? num(in->line + m[2].rm_so, NULL, 10) : 0;
+			if (!u64_at(&c, 10, &cpu, NULL) || cpu > MAX_CPU ||
+			    (m[2].rm_so >= 0 && !u64_at(&l, 10, &rec->lost, NULL))) {
+				malformed(in, "a loss record out of range");
+				continue;
+			}
+			rec->cpu = (int)cpu;
 			return 1;
 		}
 		if (!parse_head(in->line, rec, &s)) {
 			if (!is_header(in->line))
-				(*skipped)++;
+				in->skipped++;
 			continue;
 		}
 		in->seen_event = true;
 
-		if (!strncmp(s, "user_unwind_cookie:", 19)) {
-			const char *p = field(s, "cookie");
-
-			if (!p) {
-				(*skipped)++;
-				continue;
-			}
-			rec->type = REC_COOKIE;
-			rec->cookie = num(p, NULL, 16);
+		if (word(&s, "user_unwind_cookie: ")) {
+			if (parse_cookie(in, s, rec))
+				return 1;
+		} else if (!strcmp(s, "<user stack unwind>")) {
+			if (parse_stack(in, rec))
+				return 1;
+		} else if (word(&s, "inode_cache: ")) {
+			if (parse_inode(in, s, rec))
+				return 1;
+		} else if (!strncmp(s, "user_unwind_cookie:", 19) || !strncmp(s, "inode_cache:", 12) ||
+			   !strncmp(s, "user_unwind_stack:", 18) || !strncmp(s, "<user stack unwind>", 19)) {
+			malformed(in, "%.19s is not in the form the kernel prints", s);
+		} else {
+			rec->type = REC_EVENT;
+			rec->text = s;
 			return 1;
 		}
-		if (!strncmp(s, "<user stack unwind>", 19) ||
-		    !strncmp(s, "user_unwind_stack:", 18)) {
-			int err;
-
-			rec->type = REC_STACK;
-			err = s[0] == '<' ? parse_kernel_stack(in, rec) :
-					    parse_trace_cmd_stack(in, s, rec);
-			if (err) {
-				(*skipped)++;
-				continue;
-			}
-			return 1;
-		}
-		if (!strncmp(s, "inode_cache:", 12)) {
-			rec->type = REC_INODE;
-			if (parse_inode(in, s, rec)) {
-				(*skipped)++;
-				continue;
-			}
-			return 1;
-		}
-		rec->type = REC_EVENT;
-		rec->text = s;
-		return 1;
 	}
 	return 0;
 }
 
-int input_next(struct input *in, struct rec *rec)
+/* --- either */
+
+struct input *input_open(const char *path)
 {
-	return next_rec(in, rec, &in->skipped);
+	struct input *in = xcalloc(1, sizeof(*in));
+	ssize_t len;
+
+	in->name = path && strcmp(path, "-") ? path : "standard input";
+	in->f = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!in->f)
+		die("cannot open %s: %s", path, strerror(errno));
+
+	/* A trace-cmd recording, or the first line of a text */
+	len = getline(&in->ahead, &in->ahead_cap, in->f);
+	if (len >= (ssize_t)sizeof(TRACE_DAT_MAGIC) - 1 &&
+	    !memcmp(in->ahead, TRACE_DAT_MAGIC, sizeof(TRACE_DAT_MAGIC) - 1)) {
+		if (in->f == stdin)
+			die("a trace-cmd recording must be given as a file, not on standard input");
+		fclose(in->f);
+		in->f = NULL;
+		dat_open(in, path);
+		return in;
+	}
+	if (len > 0) {
+		in->have_ahead = true;
+		if ((size_t)len != strlen(in->ahead)) {
+			malformed(in, "a NUL byte in a text trace");
+			in->ahead[0] = '\0';
+		} else if (in->ahead[len - 1] != '\n') {
+			in->cut_line = true;
+		}
+	}
+
+	/* The count is missing when the ring buffer could not tell it */
+	compile(&in->re_lost, "^CPU:([0-9]+) \\[LOST ([0-9]+ )?EVENTS\\]$");
+	compile(&in->re_dropped, "^CPU:([0-9]+) \\[([0-9]+ )?EVENTS DROPPED\\]$");
+	compile(&in->re_entries, "^# entries-in-buffer/entries-written: ([0-9]+)/([0-9]+)");
+	return in;
 }
 
-/* Closes the input; 0, or -1 when its producer failed */
+const char *input_format(const struct input *in)
+{
+	return in->dat ? "trace-cmd recording (libtracecmd)" : "tracefs trace text";
+}
+
+int input_next(struct input *in, struct rec *rec)
+{
+	return in->dat ? dat_next(in, rec) : text_next(in, rec);
+}
+
+/* Closes the input; 0, or 2 when it was malformed, cut short or unreadable */
 int input_close(struct input *in)
 {
-	int status = 0, ret = 0;
+	int ret = 0;
 
 	if (in->skipped)
 		warnx_("%s: %lu lines were not understood and were skipped",
 		       in->name, in->skipped);
-	if (ferror(in->f) && errno != EINTR) {
+	if (in->cut_line) {
+		warnx_("%s: the last line has no newline: the trace is cut short", in->name);
+		ret = 2;
+	}
+	if (in->malformed) {
+		warnx_("%s: %lu malformed records were left out: the trace is cut short or corrupt",
+		       in->name, in->malformed);
+		ret = 2;
+	}
+	if (in->f && ferror(in->f)) {
 		warnx_("%s: read error", in->name);
-		ret = -1;
+		ret = 2;
 	}
-	if (in->f != stdin)
+	if (in->f && in->f != stdin)
 		fclose(in->f);
-	if (in->child > 0) {
-		waitpid(in->child, &status, 0);
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			warnx_("trace-cmd report failed on %s", in->name);
-			ret = -1;
-		}
+	if (in->dat) {
+		for (int cpu = 0; cpu < in->ncpus; cpu++)
+			if (in->peek[cpu])
+				tracecmd_free_record(in->peek[cpu]);
+		free(in->peek);
+		trace_seq_destroy(&in->seq);
+		tracecmd_close(in->tc);
+		open_handle = NULL;
+	} else {
+		regfree(&in->re_lost);
+		regfree(&in->re_dropped);
+		regfree(&in->re_entries);
 	}
-	regfree(&in->re_lost);
-	regfree(&in->re_dropped);
-	regfree(&in->re_entries);
 	free(in->line);
 	free(in->ahead);
 	free(in->frames);
+	free(in->path);
 	free(in);
 	return ret;
 }

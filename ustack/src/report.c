@@ -42,7 +42,7 @@ struct report {
 	bool		folded;
 	struct map	*pending_event;	/* pid -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
-	struct map	*task_cookie;	/* pid -> its waiting cookie + 1 */
+	struct map	*task_cookie;	/* pid -> its struct waiting */
 	struct map	*stacks;	/* string hash -> struct folded list */
 	char		*fold;
 	size_t		fold_cap;
@@ -242,8 +242,7 @@ static void on_event(struct report *rep, const struct rec *rec)
 static void on_cookie(struct report *rep, const struct rec *rec)
 {
 	struct event *ev = map_del(rep->pending_event, (uint64_t)rec->pid, 0);
-	struct waiting *w;
-	uintptr_t old;
+	struct waiting *w, *prev;
 
 	if (!ev) {
 		rep->n.cookies_no_event++;
@@ -252,12 +251,10 @@ static void on_cookie(struct report *rep, const struct rec *rec)
 	w = map_get(rep->waiting, rec->cookie, (uint64_t)rec->pid);
 	if (!w) {
 		/* A new kernel entry: the task's previous cookie is answered or lost */
-		old = (uintptr_t)map_get(rep->task_cookie, (uint64_t)rec->pid, 0);
-		if (old) {
-			struct waiting *prev = map_del(rep->waiting, old - 1, (uint64_t)rec->pid);
-
-			if (prev)
-				give_up(rep, prev, "the task entered the kernel again first");
+		prev = map_del(rep->task_cookie, (uint64_t)rec->pid, 0);
+		if (prev) {
+			map_del(rep->waiting, prev->cookie, (uint64_t)rec->pid);
+			give_up(rep, prev, "the task entered the kernel again first");
 		}
 		w = xcalloc(1, sizeof(*w));
 		w->cookie = rec->cookie;
@@ -265,7 +262,7 @@ static void on_cookie(struct report *rep, const struct rec *rec)
 		w->lost_mark = rep->losses;
 		w->tail = &w->events;
 		map_put(rep->waiting, rec->cookie, (uint64_t)rec->pid, w);
-		map_put(rep->task_cookie, (uint64_t)rec->pid, 0, (void *)(uintptr_t)(rec->cookie + 1));
+		map_put(rep->task_cookie, (uint64_t)rec->pid, 0, w);
 	}
 	*w->tail = ev;
 	w->tail = &ev->next;
@@ -452,7 +449,7 @@ int cmd_report(int argc, char **argv)
 		print_folded(&rep);
 	fflush(stdout);
 	summary(&rep, input_format(in));
-	ret = input_close(in) ? 1 : 0;
+	ret = input_close(in);
 
 	if (stats) {
 		struct rusage ru;

@@ -225,7 +225,9 @@ static void churner(const char *self)
  * part of it.  A cookie read while the window is armed, and judged before
  * its end marker, must have its stack: only a loss that the ring buffer
  * reported explains it.  One judged after the end marker goes by the
- * rules outside (and is counted as such).
+ * rules outside (and is counted as such).  So does a stack without its
+ * cookie, when its task had a record in the window before it (otherwise
+ * the cookie may have been erased before the window began).
  *
  * The checker sees the world only through the records it reads and the
  * "meta" records the reader puts among them: the reader's clock, and the
@@ -259,6 +261,7 @@ struct task {
 	struct waiting	*list;
 	bool		seen;
 	unsigned long	gen, losses, markers;	/* when its last record was read */
+	unsigned long	quiet;			/* ... and the quiet window, or 0 */
 };
 
 struct checker {
@@ -417,7 +420,12 @@ static struct waiting *add_waiting(struct task *t, const struct rec *r, bool is_
 	w->cookie = r->cookie;
 	w->is_stack = is_stack;
 	w->pid = r->pid;
-	w->quiet = st->armed ? st->quiet_id : 0;
+	/*
+	 * A stack's cookie may come from before the window: the stack is
+	 * held to the window's rule only when its task was seen in it before
+	 */
+	if (st->armed && (!is_stack || (t->seen && t->quiet == st->quiet_id)))
+		w->quiet = st->quiet_id;
 	/* A cookie may be erased from then on; a stack's cookie before it */
 	if (!is_stack) {
 		w->gen = st->gen;
@@ -614,6 +622,7 @@ static void checker_record(struct checker *st, const struct rec *r)
 		t->gen = st->gen;
 		t->losses = st->losses;
 		t->markers = st->markers;
+		t->quiet = st->armed ? st->quiet_id : 0;
 		break;
 	case REC_EVENT:
 		if (!strncmp(r->text, "tracing_mark_write: ustress: ", 29)) {

@@ -1,13 +1,13 @@
 # Deferred user-space stack traces for ftrace: the harness.
 #   make run    set everything up, boot the patched kernel, show the feature
 #   make test   set everything up, run every test; last line "N passed, N failed"
-#   make test-debug, make stress, make bench: see README.md
+#   make test-debug, make test-mutations, make stress, make bench: see README.md
 # See README.md.
 
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all deps source tree export status kernel ustack run test test-debug stress bench help
+.PHONY: all deps source tree export status kernel ustack run test test-debug test-mutations stress bench help
 
 all: help
 
@@ -48,6 +48,9 @@ bench: ustack
 test-debug: deps ustack
 	@$(MAKE) -s -C stress
 	@$(S)/test-debug
+
+test-mutations: tree
+	@$(S)/test-mutations
 
 stress: kernel
 	@$(S)/stress-long

@@ -4,21 +4,31 @@
 
 #include "ustack.h"
 
-static int usage(void)
+#define USTACK_VERSION	"0.2"
+
+static int usage(FILE *out, int ret)
 {
-	fprintf(stderr,
+	fprintf(out,
 		"usage: ustack record [-e SYSTEM:EVENT]... [-o FILE] -- COMMAND [ARGS]\n"
-		"       ustack report [--folded] [--stats] [FILE]\n");
-	return 2;
+		"       ustack report [--folded] [--stats] [FILE]\n"
+		"       ustack --help | --version\n"
+		"\"ustack COMMAND --help\" tells more.\n");
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage();
+		return usage(stderr, 2);
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
-	return usage();
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+		return usage(stdout, 0);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("ustack %s\n", USTACK_VERSION);
+		return 0;
+	}
+	return usage(stderr, 2);
 }

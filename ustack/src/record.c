@@ -23,6 +23,7 @@
 #define OPTION		"options/userstacktrace_delay"
 #define DEFAULT_EVENT	"raw_syscalls:sys_enter"
 #define POLL_NS		100000000L
+#define KILL_AFTER_S	5	/* after the first signal, SIGKILL the command */
 
 struct recorder {
 	struct tep_handle	*tep;
@@ -35,7 +36,7 @@ struct recorder {
 };
 
 static struct tracefs_instance *instance;
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, signals;
 
 static void remove_instance(void)
 {
@@ -51,16 +52,87 @@ static void remove_instance(void)
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (!stop_signal)
+		stop_signal = sig;
+	signals++;
 }
 
-static void usage(void)
+static void usage(bool help)
 {
-	fprintf(stderr,
+	fprintf(help ? stdout : stderr,
 		"usage: ustack record [-e SYSTEM:EVENT]... [-o FILE] -- COMMAND [ARGS]\n"
 		"  -e  an event that asks for the user stack (default " DEFAULT_EVENT ")\n"
-		"  -o  where to write the trace (default ustack.trace)\n");
-	exit(2);
+		"  -o  where to write the trace (default ustack.trace)\n"
+		"On SIGINT, SIGTERM or SIGHUP the command gets SIGINT; it is killed after\n"
+		"%d s, or at a second signal.  The tracefs instance is removed in any case,\n"
+		"even when ustack itself is killed (a watchdog process does it).\n",
+		KILL_AFTER_S);
+	exit(help ? 0 : 2);
+}
+
+/*
+ * The watchdog: a child that holds the read end of a pipe whose write end
+ * only ustack holds.  When ustack is gone, however it ended (SIGKILL
+ * included), the read sees EOF, and the watchdog removes the instance if
+ * it is still there, which gives back its deferred unwinder slot.  It
+ * ignores the signals of Ctrl-C, and never runs ustack's exit handlers.
+ */
+static void start_watchdog(const char *name)
+{
+	int fd[2];
+	pid_t pid;
+
+	if (pipe2(fd, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct tracefs_instance *inst;
+		char c;
+
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		close(fd[1]);
+		while (read(fd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		if (tracefs_instance_exists(name) && (inst = tracefs_instance_alloc(NULL, name))) {
+			tracefs_instance_file_write(inst, OPTION, "0");
+			if (tracefs_instance_destroy(inst))
+				fprintf(stderr, "ustack: watchdog: could not remove tracefs instance %s: %s\n",
+					name, strerror(errno));
+		}
+		_exit(0);
+	}
+	close(fd[0]);
+	/* fd[1] stays open, unused, until ustack ends; the command does not get it */
+}
+
+/* Wait for the command; a second signal, or KILL_AFTER_S, kills it */
+static bool wait_stopped(pid_t child, int *status)
+{
+	struct timespec t0, now, poll = { 0, POLL_NS / 10 };
+	bool killed = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(child, SIGINT);
+	for (;;) {
+		pid_t w = waitpid(child, status, WNOHANG);
+
+		if (w == child)
+			return true;
+		if (w < 0 && errno != EINTR)
+			return false;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!killed && (signals > 1 || now.tv_sec - t0.tv_sec >= KILL_AFTER_S)) {
+			warnx_("the command did not stop on SIGINT%s: killing it",
+			       signals > 1 ? ", and a second signal came" : "");
+			kill(child, SIGKILL);
+			killed = true;
+		}
+		nanosleep(&poll, NULL);
+	}
 }
 
 static void check_tracefs(void)
@@ -312,7 +384,12 @@ int cmd_record(int argc, char **argv)
 	bool exited = false;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "+e:o:h")) != -1) {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((opt = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			events = xrealloc(events, (nevents + 1) * sizeof(*events));
@@ -321,12 +398,15 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			out_path = optarg;
 			break;
+		case 'h':
+			usage(true);
+			break;
 		default:
-			usage();
+			usage(false);
 		}
 	}
 	if (optind >= argc)
-		usage();
+		usage(false);
 	if (!nevents) {
 		events = xmalloc(sizeof(*events));
 		events[nevents++] = DEFAULT_EVENT;
@@ -338,6 +418,7 @@ int cmd_record(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	start_watchdog(name);
 	instance = tracefs_instance_create(name);
 	if (!instance)
 		die("cannot create tracefs instance %s: %s", name, strerror(errno));
@@ -414,9 +495,9 @@ int cmd_record(int argc, char **argv)
 		if (w == child) {
 			exited = true;
 		} else if (stop_signal) {
-			kill(child, SIGINT);
-			if (waitpid(child, &status, 0) == child)
-				exited = true;
+			exited = wait_stopped(child, &status);
+			if (!exited)
+				break;
 		} else {
 			nanosleep(&poll, NULL);
 		}

@@ -54,16 +54,18 @@ struct report {
 	} n;
 };
 
-static void usage(void)
+static void usage(bool help)
 {
-	fprintf(stderr,
+	fprintf(help ? stdout : stderr,
 		"usage: ustack report [--folded] [--stats] [FILE]\n"
 		"  FILE  ustack record's output (default ustack.trace), the text of\n"
 		"        tracefs's trace or trace_pipe, a trace-cmd recording, or the\n"
 		"        text of \"trace-cmd report -R\"; - for standard input\n"
 		"  --folded  collapsed stacks, \"comm;outer;...;inner count\", for flame graphs\n"
-		"  --stats   time, throughput and peak memory, on standard error\n");
-	exit(2);
+		"  --stats   time, throughput and peak memory, on standard error\n"
+		"Exit status: 0; 2 on an error, or when the trace is cut short or corrupt\n"
+		"(what could be read is reported all the same).\n");
+	exit(help ? 0 : 2);
 }
 
 static void free_event(struct event *ev)
@@ -405,14 +407,17 @@ int cmd_report(int argc, char **argv)
 		case 's':
 			stats = true;
 			break;
+		case 'h':
+			usage(true);
+			break;
 		default:
-			usage();
+			usage(false);
 		}
 	}
 	if (optind < argc)
 		path = argv[optind++];
 	if (optind < argc)
-		usage();
+		usage(false);
 
 	rep.syms = symbols_new();
 	rep.pending_event = map_new();

@@ -765,6 +765,10 @@ struct input *input_open(const char *path)
 		dat_open(in, path);
 		return in;
 	}
+	if (len <= 0)
+		die("%s is empty: no trace", in->name);
+	if (len < (ssize_t)sizeof(TRACE_DAT_MAGIC) - 1 && !memcmp(in->ahead, TRACE_DAT_MAGIC, (size_t)len))
+		die("%s: a trace-cmd recording cut short in its magic", in->name);
 	if (len > 0) {
 		in->have_ahead = true;
 		if ((size_t)len != strlen(in->ahead)) {

@@ -128,31 +128,45 @@ static void fold_name(struct report *rep, size_t *len, const char *s, size_t n)
 	}
 }
 
-/* "func+0x1d (src:12)" -> "func"; a raw frame -> "[unknown]" */
-static void fold_frame(struct report *rep, size_t *len, const char *sym)
+/*
+ * A frame's names, outer to inner: the function, then the calls inlined
+ * in it; a frame without a symbol is its address, a raw frame "[unknown]"
+ */
+static void fold_frame(struct report *rep, size_t *len, const struct sym *lines, size_t n)
 {
-	fold_append(rep, len, ";", 1);
-	if (!sym) {
-		fold_append(rep, len, "[unknown]", 9);
+	char addr[32];
+
+	if (!n) {
+		fold_append(rep, len, ";[unknown]", 10);
 		return;
 	}
-	fold_name(rep, len, sym, strcspn(sym, " +"));
+	while (n-- > 0) {
+		const char *name = lines[n].name;
+
+		if (!name) {
+			snprintf(addr, sizeof(addr), "0x%" PRIx64, lines[n].off);
+			name = addr;
+		}
+		fold_append(rep, len, ";", 1);
+		fold_name(rep, len, name, strlen(name));
+	}
 }
+
+struct resolved {
+	const struct sym	*lines;	/* innermost first; the symbols' own storage */
+	size_t			n;	/* 0: raw */
+	const char		*why;
+};
 
 static void print_stack(struct report *rep, const struct rec *stack, struct event *events)
 {
-	const char **names = xcalloc(stack->nr, sizeof(*names));
-	char **why = xcalloc(stack->nr, sizeof(*why));
+	struct resolved *res = xcalloc(stack->nr ? stack->nr : 1, sizeof(*res));
 	struct event *ev;
-	size_t i, len;
+	size_t i, k, len;
 
-	for (i = 0; i < stack->nr; i++) {
-		const char *w;
-		const char *s = symbols_resolve(rep->syms, &stack->frames[i], i > 0, &w);
-
-		names[i] = s ? xstrdup(s) : NULL;
-		why[i] = s ? NULL : xstrdup(w);
-	}
+	for (i = 0; i < stack->nr; i++)
+		res[i].n = symbols_resolve(rep->syms, &stack->frames[i], i > 0, &res[i].lines,
+					   &res[i].why);
 	rep->n.frames += stack->nr;
 	if (stack->lost)
 		rep->n.cut++;
@@ -165,7 +179,7 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 			if (stack->lost)
 				fold_append(rep, &len, ";[cut]", 6);
 			for (i = stack->nr; i-- > 0;)
-				fold_frame(rep, &len, names[i]);
+				fold_frame(rep, &len, res[i].lines, res[i].n);
 			add_folded(rep, rep->fold);
 			continue;
 		}
@@ -173,24 +187,25 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 		for (i = 0; i < stack->nr; i++) {
 			const struct frame *f = &stack->frames[i];
 
-			if (names[i])
-				printf("    %s\n", names[i]);
-			else if (f->ino == USTACK_NO_VMA)
-				printf("    <%016" PRIx64 "> (%s)\n", f->off, why[i]);
+			for (k = 0; k < res[i].n; k++) {
+				fputs("    ", stdout);
+				symbols_print(stdout, &res[i].lines[k]);
+				putchar('\n');
+			}
+			if (res[i].n)
+				continue;
+			if (f->ino == USTACK_NO_VMA)
+				printf("    <%016" PRIx64 "> (%s)\n", f->off, res[i].why);
 			else
 				printf("    <%016" PRIx64 "> inode %" PRIu64 " dev %u:%u (%s)\n",
-				       f->off, f->ino, KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev), why[i]);
+				       f->off, f->ino, KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev),
+				       res[i].why);
 		}
 		if (stack->lost)
 			printf("    ... %" PRIu64 " more frames were not recorded\n", stack->lost);
 		putchar('\n');
 	}
-	for (i = 0; i < stack->nr; i++) {
-		free((char *)names[i]);
-		free(why[i]);
-	}
-	free(names);
-	free(why);
+	free(res);
 }
 
 static void print_without_stack(struct report *rep, struct event *ev, const char *why)

@@ -7,6 +7,7 @@
  * lead to that inode and device: otherwise it was replaced or deleted
  * since, and reading it would give the symbols of another program.
  */
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
@@ -28,13 +29,55 @@ enum file_state {
 	FILE_BAD,	/* why says why */
 };
 
+/* A function symbol: the sorted table answers most lookups by binary search */
+struct fsym {
+	uint64_t	start, end;
+	uint64_t	maxend;		/* the highest end of this and every entry before */
+	const char	*raw;		/* libdw's string */
+	const char	*name;		/* demangled, interned; NULL until asked */
+	uint32_t	ndx;		/* in the symbol table: the first is preferred */
+	uint8_t		bind;		/* as libdwfl ranks bindings */
+};
+
+/* A subprogram of a CU with code, by the ranges of its DIE */
+struct subprog {
+	uint64_t	start, end, maxend;
+	Dwarf_Off	die;
+};
+
+struct cu_subprogs {
+	struct subprog	*v;
+	size_t		n;
+};
+
+/* Storage that lives as long as the file: a chain of chunks */
+struct chunk {
+	struct chunk	*next;
+	size_t		used, size;
+	max_align_t	data[];
+};
+
 struct file {
 	char		*path;
 	enum file_state	state;
 	char		*why;
 	Dwfl		*dwfl;
 	Dwfl_Module	*mod;
-	struct map	*resolved;	/* offset (+1 for a return address) -> string */
+	bool		tables;		/* fsyms, sizeless built */
+	struct fsym	*fsyms;
+	size_t		nfsyms;
+	uint64_t	*sizeless;	/* addresses of sizeless symbols, sorted */
+	size_t		nsizeless;
+	struct map	*cus;		/* CU DIE offset -> struct cu_subprogs */
+	struct map	*strings;	/* string hash -> interned string list */
+	struct chunk	*chunks;
+	struct map	*resolved;	/* offset, return address -> struct lines */
+};
+
+/* What the cache keeps for a (file, offset): pointers only */
+struct lines {
+	size_t		n;
+	struct sym	v[];
 };
 
 struct symbols {
@@ -62,13 +105,30 @@ struct symbols *symbols_new(void)
 	return syms;
 }
 
+static void free_cu(void *p)
+{
+	struct cu_subprogs *cu = p;
+
+	free(cu->v);
+	free(cu);
+}
+
 static void free_file(void *p)
 {
 	struct file *file = p;
+	struct chunk *c, *next;
 
 	if (file->dwfl)
 		dwfl_end(file->dwfl);
-	map_free(file->resolved, free);
+	map_free(file->resolved, NULL);
+	map_free(file->strings, NULL);
+	map_free(file->cus, free_cu);
+	for (c = file->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(file->fsyms);
+	free(file->sizeless);
 	free(file->path);
 	free(file->why);
 	free(file);
@@ -108,6 +168,8 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 	}
 	file = xcalloc(1, sizeof(*file));
 	file->resolved = map_new();
+	file->strings = map_new();
+	file->cus = map_new();
 	if (path) {
 		file->path = xstrdup(path);
 	} else {
@@ -231,16 +293,337 @@ static bool offset_to_address(struct file *file, uint64_t off, Dwarf_Addr *addr)
 	return false;
 }
 
-static const char *describe(struct symbols *syms, struct file *file, uint64_t off,
-			    bool return_address, const char **why)
+/* Memory that lives as long as the file */
+static void *file_alloc(struct file *file, size_t size)
 {
-	Dwarf_Addr addr, lookup;
-	GElf_Off symoff;
+	struct chunk *c = file->chunks;
+	void *p;
+
+	size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!c || c->size - c->used < size) {
+		size_t cap = size > 65536 ? size : 65536;
+
+		c = xmalloc(sizeof(*c) + cap);
+		c->next = file->chunks;
+		c->used = 0;
+		c->size = cap;
+		file->chunks = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += size;
+	return p;
+}
+
+struct istr {
+	struct istr	*next;
+	char		s[];
+};
+
+/* One copy of each string per file */
+static const char *intern(struct file *file, const char *s)
+{
+	uint64_t h1 = 1469598103934665603ULL, h2 = 0;
+	const unsigned char *p;
+	struct istr *head, *i;
+	size_t n;
+
+	for (p = (const unsigned char *)s; *p; p++) {
+		h1 = (h1 ^ *p) * 1099511628211ULL;
+		h2 = h2 * 31 + *p;
+	}
+	head = map_get(file->strings, h1, h2);
+	for (i = head; i; i = i->next)
+		if (!strcmp(i->s, s))
+			return i->s;
+	n = strlen(s) + 1;
+	i = file_alloc(file, sizeof(*i) + n);
+	memcpy(i->s, s, n);
+	i->next = head;
+	map_put(file->strings, h1, h2, i);
+	return i->s;
+}
+
+/* libstdc++'s demangler, the one eu-addr2line -C uses */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A C++ (Itanium ABI) name demangled, as eu-addr2line -C does; interned */
+static const char *demangled(struct file *file, const char *name)
+{
+	const char *r;
+	char *d;
+	int status = -1;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return intern(file, name);
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	r = intern(file, status == 0 && d ? d : name);
+	free(d);
+	return r;
+}
+
+/* libdwfl's preference among symbols at one address (dwfl_module_addrsym.c) */
+static uint8_t binding_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_GNU_UNIQUE:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int cmp_fsym(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* At one address, the one libdwfl would pick first */
+	if (x->bind != y->bind)
+		return x->bind > y->bind ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->ndx < y->ndx ? -1 : x->ndx > y->ndx;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The table of the symbols that dwfl_module_addrinfo considers, read once
+ * with dwfl_module_getsym_info: sized ones sorted by address, and the
+ * addresses of sizeless ones (labels), which send a lookup to libdwfl.
+ */
+static void build_tables(struct file *file)
+{
+	int i, n = dwfl_module_getsymtab(file->mod);
+	size_t cap = 0, scap = 0;
+
+	file->tables = true;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(file->mod, i, &sym, &addr, &shndx,
+							   NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		if (!sym.st_size) {
+			if (file->nsizeless == scap) {
+				scap = scap ? scap * 2 : 64;
+				file->sizeless = xrealloc(file->sizeless, scap * sizeof(uint64_t));
+			}
+			file->sizeless[file->nsizeless++] = addr;
+			continue;
+		}
+		if (file->nfsyms == cap) {
+			cap = cap ? cap * 2 : 256;
+			file->fsyms = xrealloc(file->fsyms, cap * sizeof(*file->fsyms));
+		}
+		file->fsyms[file->nfsyms++] = (struct fsym) {
+			.start = addr, .end = addr + sym.st_size, .raw = name,
+			.ndx = (uint32_t)i, .bind = binding_rank(&sym),
+		};
+	}
+	if (file->nfsyms)
+		qsort(file->fsyms, file->nfsyms, sizeof(*file->fsyms), cmp_fsym);
+	if (file->nsizeless)
+		qsort(file->sizeless, file->nsizeless, sizeof(uint64_t), cmp_u64);
+	for (size_t k = 0; k < file->nfsyms; k++)
+		file->fsyms[k].maxend = k && file->fsyms[k - 1].maxend > file->fsyms[k].end ?
+					file->fsyms[k - 1].maxend : file->fsyms[k].end;
+}
+
+/* The last index whose start is <= addr, or -1; works on fsym and subprog */
+#define LAST_AT_OR_BELOW(v, n, addr) ({					\
+	size_t lo_ = 0, hi_ = (n);					\
+	while (lo_ < hi_) {						\
+		size_t mid_ = lo_ + (hi_ - lo_) / 2;			\
+		if ((v)[mid_].start <= (addr))				\
+			lo_ = mid_ + 1;					\
+		else							\
+			hi_ = mid_;					\
+	}								\
+	(ptrdiff_t)lo_ - 1;						\
+})
+
+/*
+ * The symbol of addr, as dwfl_module_addrinfo names it: the sized symbol
+ * that holds it, of the highest binding, then the smallest.  What the
+ * table cannot answer alone (symbols of different starts that hold it,
+ * a label at that address, no sized symbol) goes to libdwfl.
+ */
+static const char *lookup_symbol(struct file *file, Dwarf_Addr addr, GElf_Off *off)
+{
+	const struct fsym *best = NULL;
+	ptrdiff_t j;
 	GElf_Sym sym;
+	const char *name;
+
+	if (!file->tables)
+		build_tables(file);
+	for (j = LAST_AT_OR_BELOW(file->fsyms, file->nfsyms, addr);
+	     j >= 0 && file->fsyms[j].maxend > addr; j--) {
+		const struct fsym *f = &file->fsyms[j];
+
+		if (f->end <= addr)
+			continue;
+		if (best && best->start != f->start)
+			goto slow;
+		best = f;	/* earlier at one address: preferred */
+	}
+	if (!best)
+		goto slow;
+	if (file->nsizeless && bsearch(&addr, file->sizeless, file->nsizeless,
+				       sizeof(uint64_t), cmp_u64))
+		goto slow;
+	if (!best->name)
+		((struct fsym *)best)->name = demangled(file, best->raw);
+	*off = addr - best->start;
+	return best->name;
+slow:
+	name = dwfl_module_addrinfo(file->mod, addr, off, &sym, NULL, NULL, NULL);
+	return name ? demangled(file, name) : NULL;
+}
+
+static int cmp_subprog(const void *a, const void *b)
+{
+	const struct subprog *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void add_subprogs(Dwarf_Die *parent, struct cu_subprogs *cu, size_t *cap)
+{
+	Dwarf_Die die;
+
+	if (dwarf_child(parent, &die))
+		return;
+	do {
+		int tag = dwarf_tag(&die);
+
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t o = 0;
+
+			while ((o = dwarf_ranges(&die, o, &base, &lo, &hi)) > 0) {
+				if (cu->n == *cap) {
+					*cap = *cap ? *cap * 2 : 64;
+					cu->v = xrealloc(cu->v, *cap * sizeof(*cu->v));
+				}
+				cu->v[cu->n++] = (struct subprog) {
+					.start = lo, .end = hi, .die = dwarf_dieoffset(&die),
+				};
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+			   tag == DW_TAG_module) {
+			add_subprogs(&die, cu, cap);
+		}
+	} while (dwarf_siblingof(&die, &die) == 0);
+}
+
+/* The subprograms of a CU, by address, read once per CU */
+static struct cu_subprogs *cu_subprogs(struct file *file, Dwarf_Die *cudie)
+{
+	Dwarf_Off key = dwarf_dieoffset(cudie);
+	struct cu_subprogs *cu = map_get(file->cus, key, 0);
+	size_t cap = 0, k;
+
+	if (cu)
+		return cu;
+	cu = xcalloc(1, sizeof(*cu));
+	add_subprogs(cudie, cu, &cap);
+	if (cu->n)
+		qsort(cu->v, cu->n, sizeof(*cu->v), cmp_subprog);
+	for (k = 0; k < cu->n; k++)
+		cu->v[k].maxend = k && cu->v[k - 1].maxend > cu->v[k].end ?
+				  cu->v[k - 1].maxend : cu->v[k].end;
+	map_put(file->cus, key, 0, cu);
+	return cu;
+}
+
+/* A DIE's name as eu-addr2line takes it: the linkage name, else DW_AT_name */
+static const char *die_name(struct file *file, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) ?:
+				dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_diename(die);
+	return name ? demangled(file, name) : "??";
+}
+
+#define MAX_INLINE 32
+
+/*
+ * The inlined subroutines that hold addr, outermost first: found from the
+ * subprogram that holds it (by the CU's table), going down through the
+ * scopes that hold it.  dwarf_getscopes would walk the whole CU.
+ */
+static size_t inline_chain(struct file *file, Dwarf_Addr addr, Dwarf_Die *cudie,
+			   Dwarf_Die *chain)
+{
+	struct cu_subprogs *cu = cu_subprogs(file, cudie);
+	Dwarf_Die scope, child;
+	size_t n = 0;
+	ptrdiff_t j;
+
+	for (j = LAST_AT_OR_BELOW(cu->v, cu->n, addr); j >= 0 && cu->v[j].maxend > addr; j--)
+		if (cu->v[j].end > addr)
+			break;
+	if (j < 0 || cu->v[j].end <= addr ||
+	    !dwarf_offdie(dwarf_cu_getdwarf(cudie->cu), cu->v[j].die, &scope))
+		return 0;
+	for (;;) {
+		bool deeper = false;
+
+		if (dwarf_child(&scope, &child))
+			break;
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+			     tag == DW_TAG_try_block || tag == DW_TAG_catch_block) &&
+			    dwarf_haspc(&child, addr) > 0) {
+				if (tag == DW_TAG_inlined_subroutine && n < MAX_INLINE)
+					chain[n++] = child;
+				scope = child;
+				deeper = true;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!deeper)
+			break;
+	}
+	return n;
+}
+
+static struct lines *describe(struct file *file, uint64_t off, bool return_address,
+			     const char **why)
+{
+	Dwarf_Addr addr, lookup, cubias;
+	Dwarf_Die chain[MAX_INLINE], *cudie;
+	Dwarf_Files *files = NULL;
+	GElf_Off symoff;
 	const char *name, *src = NULL;
+	struct lines *l;
 	Dwfl_Line *line;
 	int lineno = 0;
-	size_t n;
+	size_t n = 0, i;
 
 	if (!offset_to_address(file, off, &addr)) {
 		*why = "offset outside the file's loaded segments";
@@ -248,33 +631,66 @@ static const char *describe(struct symbols *syms, struct file *file, uint64_t of
 	}
 	/* A return address is after the call: look up the call itself */
 	lookup = return_address && addr ? addr - 1 : addr;
-	name = dwfl_module_addrinfo(file->mod, lookup, &symoff, &sym, NULL, NULL, NULL);
+	name = lookup_symbol(file, lookup, &symoff);
 	line = dwfl_module_getsrc(file->mod, lookup);
 	if (line)
 		src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
-	if (name)
-		n = (size_t)snprintf(syms->buf, sizeof(syms->buf), "%s+0x%" PRIx64, name,
-				     (uint64_t)(symoff + (addr - lookup)));
-	else
-		n = (size_t)snprintf(syms->buf, sizeof(syms->buf), "0x%" PRIx64, (uint64_t)addr);
-	if (n < sizeof(syms->buf)) {
-		if (src)
-			snprintf(syms->buf + n, sizeof(syms->buf) - n, " (%s:%d)", src, lineno);
-		else
-			snprintf(syms->buf + n, sizeof(syms->buf) - n, " (%s)", file->path);
+	cudie = dwfl_module_addrdie(file->mod, lookup, &cubias);
+	if (cudie) {
+		n = inline_chain(file, lookup - cubias, cudie, chain);
+		if (n && dwarf_getsrcfiles(cudie, &files, NULL))
+			files = NULL;
 	}
-	return syms->buf;
+
+	l = file_alloc(file, sizeof(*l) + (n + 1) * sizeof(l->v[0]));
+	l->n = n + 1;
+	/* Innermost first: its line is the line table's */
+	for (i = 0; i < n; i++) {
+		Dwarf_Die *die = &chain[n - 1 - i];
+		struct sym *s = &l->v[i];
+		Dwarf_Attribute attr;
+		Dwarf_Word val;
+
+		*s = (struct sym) { .name = die_name(file, die), .src = src, .line = lineno,
+				    .path = file->path, .inlined = true };
+		/* The caller's line is where this one was inlined */
+		src = NULL;
+		lineno = 0;
+		if (files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) == 0)
+			src = dwarf_filesrc(files, val, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val) == 0)
+			lineno = (int)val;
+	}
+	l->v[n] = (struct sym) {
+		.name = name, .src = src, .line = lineno, .path = file->path,
+		.off = name ? (uint64_t)(symoff + (addr - lookup)) : (uint64_t)addr,
+	};
+	return l;
 }
 
-const char *symbols_resolve(struct symbols *syms, const struct frame *f,
-			    bool return_address, const char **why)
+void symbols_print(FILE *out, const struct sym *s)
+{
+	if (s->inlined)
+		fprintf(out, "%s (inlined)", s->name);
+	else if (s->name)
+		fprintf(out, "%s+0x%" PRIx64, s->name, s->off);
+	else
+		fprintf(out, "0x%" PRIx64, s->off);
+	if (s->src)
+		fprintf(out, " (%s:%d)", s->src, s->line);
+	else
+		fprintf(out, " (%s)", s->path);
+}
+
+size_t symbols_resolve(struct symbols *syms, const struct frame *f, bool return_address,
+		       const struct sym **lines, const char **why)
 {
 	struct file *file;
-	const char *s;
-	char *cached;
+	struct lines *l;
 
 	*why = NULL;
+	*lines = NULL;
 	if (f->ino == USTACK_NO_VMA) {
 		*why = "no mapping at this address";
 		goto raw;
@@ -289,11 +705,12 @@ const char *symbols_resolve(struct symbols *syms, const struct frame *f,
 		map_put(syms->unknown, f->ino, f->dev, syms);
 		goto raw;
 	}
-	cached = map_get(file->resolved, f->off, return_address);
-	if (cached) {
+	l = map_get(file->resolved, f->off, return_address);
+	if (l) {
 		syms->cache_hits++;
 		syms->resolved++;
-		return cached;
+		*lines = l->v;
+		return l->n;
 	}
 	if (file->state == FILE_UNCHECKED) {
 		check_file(file, f->ino, f->dev, &syms->changed);
@@ -304,15 +721,16 @@ const char *symbols_resolve(struct symbols *syms, const struct frame *f,
 		*why = file->why;
 		goto raw;
 	}
-	s = describe(syms, file, f->off, return_address, why);
-	if (!s)
+	l = describe(file, f->off, return_address, why);
+	if (!l)
 		goto raw;
-	map_put(file->resolved, f->off, return_address, xstrdup(s));
+	map_put(file->resolved, f->off, return_address, l);
 	syms->resolved++;
-	return s;
+	*lines = l->v;
+	return l->n;
 raw:
 	syms->unresolved++;
-	return NULL;
+	return 0;
 }
 
 void symbols_stats(const struct symbols *syms, struct symbols_stats *st)

@@ -85,9 +85,28 @@ struct symbols *symbols_new(void);
 void symbols_free(struct symbols *syms);
 void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 		       const char *path, int err);
-/* "function+0xoff (file:line)", or NULL with *why set */
-const char *symbols_resolve(struct symbols *syms, const struct frame *f,
-			    bool return_address, const char **why);
+/*
+ * One line of a frame: an inlined call, or the function the code is in.
+ * The strings belong to the symbols (libdw's, or interned per file) and
+ * stay valid until the file is named again or the symbols are freed.
+ */
+struct sym {
+	const char	*name;		/* demangled; NULL: no symbol (off is the address) */
+	const char	*src;		/* source file; NULL: none (then path is the ELF file) */
+	const char	*path;		/* the ELF file */
+	uint64_t	off;		/* from the function's symbol (not for inlined) */
+	int		line;
+	bool		inlined;	/* inlined into the next line's function */
+};
+/*
+ * The lines of a frame, innermost first: the inlined calls the address is
+ * in, then the function ("function+0xoff (file:line)"). Returns how many,
+ * or 0 with *why set.
+ */
+size_t symbols_resolve(struct symbols *syms, const struct frame *f,
+		       bool return_address, const struct sym **lines, const char **why);
+/* One line as report prints it, without indent or newline */
+void symbols_print(FILE *out, const struct sym *s);
 struct symbols_stats {
 	size_t files;		/* named by inode_cache */
 	size_t unknown_inodes;	/* frames in files never named */

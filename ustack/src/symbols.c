@@ -299,7 +299,8 @@ static void *file_alloc(struct file *file, size_t size)
 	struct chunk *c = file->chunks;
 	void *p;
 
-	size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	/* What is kept here holds pointers and 64-bit numbers, no more */
+	size = (size + sizeof(uint64_t) - 1) / sizeof(uint64_t) * sizeof(uint64_t);
 	if (!c || c->size - c->used < size) {
 		size_t cap = size > 65536 ? size : 65536;
 
@@ -652,8 +653,8 @@ static struct lines *describe(struct file *file, uint64_t off, bool return_addre
 		Dwarf_Attribute attr;
 		Dwarf_Word val;
 
-		*s = (struct sym) { .name = die_name(file, die), .src = src, .line = lineno,
-				    .path = file->path, .inlined = true };
+		*s = (struct sym) { .name = die_name(file, die), .src = src ?: file->path,
+				    .line = lineno, .no_line = !src, .inlined = true };
 		/* The caller's line is where this one was inlined */
 		src = NULL;
 		lineno = 0;
@@ -663,24 +664,48 @@ static struct lines *describe(struct file *file, uint64_t off, bool return_addre
 			lineno = (int)val;
 	}
 	l->v[n] = (struct sym) {
-		.name = name, .src = src, .line = lineno, .path = file->path,
+		.name = name, .src = src ?: file->path, .line = lineno, .no_line = !src,
 		.off = name ? (uint64_t)(symoff + (addr - lookup)) : (uint64_t)addr,
 	};
 	return l;
 }
 
+/* Numbers without printf: this runs for every line of every stack */
+static void put_u64(FILE *out, uint64_t v, unsigned int base)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	buf[--i] = '\0';
+	do {
+		buf[--i] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	fputs_unlocked(buf + i, out);
+}
+
 void symbols_print(FILE *out, const struct sym *s)
 {
-	if (s->inlined)
-		fprintf(out, "%s (inlined)", s->name);
-	else if (s->name)
-		fprintf(out, "%s+0x%" PRIx64, s->name, s->off);
-	else
-		fprintf(out, "0x%" PRIx64, s->off);
-	if (s->src)
-		fprintf(out, " (%s:%d)", s->src, s->line);
-	else
-		fprintf(out, " (%s)", s->path);
+	if (s->inlined) {
+		fputs_unlocked(s->name, out);
+		fputs_unlocked(" (inlined)", out);
+	} else if (s->name) {
+		fputs_unlocked(s->name, out);
+		fputs_unlocked("+0x", out);
+		put_u64(out, s->off, 16);
+	} else {
+		fputs_unlocked("0x", out);
+		put_u64(out, s->off, 16);
+	}
+	fputs_unlocked(" (", out);
+	fputs_unlocked(s->src, out);
+	if (!s->no_line) {
+		putc_unlocked(':', out);
+		if (s->line < 0)
+			putc_unlocked('-', out);
+		put_u64(out, s->line < 0 ? -(uint64_t)s->line : (uint64_t)s->line, 10);
+	}
+	putc_unlocked(')', out);
 }
 
 size_t symbols_resolve(struct symbols *syms, const struct frame *f, bool return_address,

@@ -92,10 +92,10 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
  */
 struct sym {
 	const char	*name;		/* demangled; NULL: no symbol (off is the address) */
-	const char	*src;		/* source file; NULL: none (then path is the ELF file) */
-	const char	*path;		/* the ELF file */
+	const char	*src;		/* the source file; the ELF file if no_line */
 	uint64_t	off;		/* from the function's symbol (not for inlined) */
 	int		line;
+	bool		no_line;	/* no line information */
 	bool		inlined;	/* inlined into the next line's function */
 };
 /*

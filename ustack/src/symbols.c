@@ -6,6 +6,12 @@
  * by an inode_cache event.  Before a file is read, its path must still
  * lead to that inode and device: otherwise it was replaced or deleted
  * since, and reading it would give the symbols of another program.
+ *
+ * A file's symbols are read once into a table sorted by address, and the
+ * subprograms of each CU once into another, so that a lookup is a binary
+ * search; the inlined calls are found under the subprogram that holds the
+ * address.  What is resolved is kept per (file, offset), as pointers to
+ * libdw's strings and to strings interned per file.  README.md, "Symbols".
  */
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -68,7 +74,7 @@ struct file {
 	size_t		nfsyms;
 	uint64_t	*sizeless;	/* addresses of sizeless symbols, sorted */
 	size_t		nsizeless;
-	struct map	*cus;		/* CU DIE offset -> struct cu_subprogs */
+	struct map	*cus;		/* CU DIE offset, Dwarf -> struct cu_subprogs */
 	struct map	*strings;	/* string hash -> interned string list */
 	struct chunk	*chunks;
 	struct map	*resolved;	/* offset, return address -> struct lines */
@@ -84,7 +90,6 @@ struct symbols {
 	struct map	*files;		/* (ino, dev) -> struct file */
 	struct map	*unknown;	/* (ino, dev) of frames never named */
 	size_t		changed, unresolved, resolved, cache_hits;
-	char		buf[4096];
 };
 
 static char *debuginfo_path;
@@ -538,8 +543,9 @@ static void add_subprogs(Dwarf_Die *parent, struct cu_subprogs *cu, size_t *cap)
 /* The subprograms of a CU, by address, read once per CU */
 static struct cu_subprogs *cu_subprogs(struct file *file, Dwarf_Die *cudie)
 {
-	Dwarf_Off key = dwarf_dieoffset(cudie);
-	struct cu_subprogs *cu = map_get(file->cus, key, 0);
+	/* A CU of the file or of a file of its own (dwz, split DWARF) */
+	uint64_t key = dwarf_dieoffset(cudie), dw = (uintptr_t)dwarf_cu_getdwarf(cudie->cu);
+	struct cu_subprogs *cu = map_get(file->cus, key, dw);
 	size_t cap = 0, k;
 
 	if (cu)
@@ -551,7 +557,7 @@ static struct cu_subprogs *cu_subprogs(struct file *file, Dwarf_Die *cudie)
 	for (k = 0; k < cu->n; k++)
 		cu->v[k].maxend = k && cu->v[k - 1].maxend > cu->v[k].end ?
 				  cu->v[k - 1].maxend : cu->v[k].end;
-	map_put(file->cus, key, 0, cu);
+	map_put(file->cus, key, dw, cu);
 	return cu;
 }
 

@@ -930,13 +930,31 @@ static void check_inodes(struct inst *in)
 		ADD(cap_exceeded, 1);
 }
 
+/* What took long, on standard error: for the reader of a slow run only */
+static void slow(const char *what, const struct inst *in, double since)
+{
+	double took = now() - since;
+
+	if (took >= 1.0)
+		fprintf(stderr, "ustress: slow: %s%s%s took %.1f s\n", what, in ? " on " : "",
+			in ? in->name : "", took);
+}
+
+static const char *const op_names[16] = {
+	"a toggle", "a toggle", "remaking the instance", "a truncate", "a clock change",
+	"a tracer change", "a tracing_on cycle", "an event flip", "a trace read",
+	"a toggle", "a toggle", "a toggle", "a toggle", "a toggle", "a toggle", "a toggle",
+};
+
 static void control_once(void)
 {
 	struct inst *in = &insts[pick(ninst)];
+	int op = pick(16);
+	double t0 = now();
 	char *s, *cur;
 
 	/* Half of the operations are toggles: the cheapest, and the riskiest */
-	switch (pick(16)) {
+	switch (op) {
 	case 0 ... 1:
 	case 9 ... 15:
 		cur = tracefs_instance_file_read(in->ti, "options/userstacktrace_delay", NULL);
@@ -987,6 +1005,7 @@ static void control_once(void)
 		ADD(trace_reads, 1);
 		break;
 	}
+	slow(op_names[op], in, t0);
 	check_inodes(in);
 }
 
@@ -1210,7 +1229,9 @@ int main(int argc, char **argv)
 	next_quiet = t0 + QUIET_EVERY - QUIET_LEN;
 	for (;;) {
 		if (now() >= next_quiet) {
+			t = now();
 			quiet_window();
+			slow("the quiet window (1.7 s of it planned)", NULL, t);
 			next_quiet = now() + QUIET_EVERY - QUIET_LEN;
 		}
 		control_once();
@@ -1223,13 +1244,20 @@ int main(int argc, char **argv)
 	}
 
 	cnt->stop = 1;
+	t = now();
 	for (i = 0; i <= nworkers; i++)
 		waitpid(workers[i], NULL, 0);
-	for (i = 0; i < ninst; i++)
+	slow("stopping the load", NULL, t);
+	for (i = 0; i < ninst; i++) {
+		t = now();
 		remove_instance(&insts[i]);
+		slow("removing the instance", &insts[i], t);
+	}
 	if (pool_size)
 		remove_pool();
+	t = now();
 	answers = kernel_answers();
+	slow("the kernel's answer", NULL, t);
 	t = now() - t0;
 
 	printf("duration: %.0f s\n", t);

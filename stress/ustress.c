@@ -369,12 +369,12 @@ static void judge(struct waiting *w, const struct checker *st)
 }
 
 /* Waiting items of the task that something later passed: judge them soon */
-static void passed(struct task *t, struct checker *st)
+static void passed(struct task *t, struct checker *st, const struct waiting *but)
 {
 	struct waiting *w;
 
 	for (w = t->list; w; w = w->next) {
-		if (w->judge_at)
+		if (w->judge_at || w == but)
 			continue;
 		w->judge_at = st->now + JUDGE_AFTER;
 		w->passed_ts = st->ts + CLOCK_SLACK;
@@ -470,7 +470,7 @@ static void on_cookie(struct task *t, const struct rec *r, struct checker *st)
 	}
 	if (w)
 		return;				/* another event of the same entry */
-	passed(t, st);
+	passed(t, st, NULL);
 	add_waiting(t, r, false, st);
 }
 
@@ -485,10 +485,15 @@ static void on_stack(struct task *t, const struct rec *r, struct checker *st)
 		w->done = true;
 		w->stack_no = st->stack_no;
 		ADD(matched, 1);
-		passed(t, st);
+		/*
+		 * Judged, like a cookie without its stack, when the task's
+		 * next entry passes it: so a joined cookie is counted inside a
+		 * quiet window exactly when its loss would have been judged there
+		 */
+		passed(t, st, w);
 		return;
 	}
-	passed(t, st);
+	passed(t, st, NULL);
 	add_waiting(t, r, true, st);
 }
 
@@ -1014,11 +1019,14 @@ static void control_once(void)
  * that every instance records (the option set, getppid enabled, which
  * the workers call all along), lets what it did settle, and then does
  * nothing at all for QUIET_LEN seconds, between two markers in every
- * instance's trace.  About a quarter of the run is quiet.
+ * instance's trace.  About a quarter of the run is quiet.  The first
+ * comes early: a slow operation (a read of trace can take minutes under
+ * TCG) must not leave a short run without one.
  */
 #define QUIET_EVERY	6.0
 #define QUIET_LEN	1.5
 #define QUIET_SETTLE	0.2
+#define QUIET_FIRST	1.5	/* seconds of disturbance before the first */
 
 static void quiet_window(void)
 {
@@ -1226,7 +1234,7 @@ int main(int argc, char **argv)
 		churner("/proc/self/exe");
 
 	t0 = now();
-	next_quiet = t0 + QUIET_EVERY - QUIET_LEN;
+	next_quiet = t0 + QUIET_FIRST;
 	for (;;) {
 		if (now() >= next_quiet) {
 			t = now();

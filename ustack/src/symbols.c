@@ -90,6 +90,9 @@ struct symbols {
 	struct map	*files;		/* (ino, dev) -> struct file */
 	struct map	*unknown;	/* (ino, dev) of frames never named */
 	size_t		changed, unresolved, resolved, cache_hits;
+	struct file	*last;		/* the file of the last frame: the next is often in it */
+	uint64_t	last_ino;
+	uint32_t	last_dev;
 };
 
 static char *debuginfo_path;
@@ -169,6 +172,8 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 		if (path && file->path && !strcmp(path, file->path))
 			return;
 		map_del(syms->files, ino, dev);
+		if (syms->last == file)
+			syms->last = NULL;
 		free_file(file);
 	}
 	file = xcalloc(1, sizeof(*file));
@@ -730,7 +735,16 @@ size_t symbols_resolve(struct symbols *syms, const struct frame *f, bool return_
 		*why = "anonymous memory or the vdso";
 		goto raw;
 	}
-	file = map_get(syms->files, f->ino, f->dev);
+	if (syms->last && syms->last_ino == f->ino && syms->last_dev == f->dev) {
+		file = syms->last;
+	} else {
+		file = map_get(syms->files, f->ino, f->dev);
+		if (file) {
+			syms->last = file;
+			syms->last_ino = f->ino;
+			syms->last_dev = f->dev;
+		}
+	}
 	if (!file) {
 		*why = "inode never named by an inode_cache event";
 		map_put(syms->unknown, f->ino, f->dev, syms);

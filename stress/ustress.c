@@ -935,6 +935,31 @@ static void check_inodes(struct inst *in)
 		ADD(cap_exceeded, 1);
 }
 
+/*
+ * The first TRACE_READ_MAX bytes of trace: enough to run the iterator and
+ * the print functions of the series' events next to the writers.  A read
+ * of the whole file held recording paused, and the controller stopped,
+ * for up to 500 s under TCG.
+ */
+#define TRACE_READ_MAX	(256 * 1024)
+
+static void read_trace_head(struct inst *in)
+{
+	char *path = tracefs_instance_get_file(in->ti, "trace");
+	size_t total = 0;
+	char buf[8192];
+	ssize_t n;
+	int fd;
+
+	fd = path ? open(path, O_RDONLY) : -1;
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return;
+	while (total < TRACE_READ_MAX && (n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	close(fd);
+}
+
 /* What took long, on standard error: for the reader of a slow run only */
 static void slow(const char *what, const struct inst *in, double since)
 {
@@ -956,7 +981,7 @@ static void control_once(void)
 	struct inst *in = &insts[pick(ninst)];
 	int op = pick(16);
 	double t0 = now();
-	char *s, *cur;
+	char *cur;
 
 	/* Half of the operations are toggles: the cheapest, and the riskiest */
 	switch (op) {
@@ -1004,9 +1029,8 @@ static void control_once(void)
 	case 8:
 		/* Recording pauses while trace is open (pause-on-trace) */
 		disturb(in);
-		s = tracefs_instance_file_read(in->ti, "trace", NULL);
+		read_trace_head(in);
 		disturb(in);
-		free(s);
 		ADD(trace_reads, 1);
 		break;
 	}

@@ -211,6 +211,16 @@ static void churner(const char *self)
  * seconds, for a CPU that writes nothing more): what the CPUs wrote
  * before T has been read, or reported lost, by then.
  *
+ * Only the first rule proves that nothing was lost.  trace_pipe gives a
+ * CPU's loss with that CPU's next record, and gives records in time
+ * order: when the reader is behind, a CPU whose next record is later
+ * than another CPU's backlog says nothing, for as long as the backlog
+ * takes to read, though its loss happened long before.  That silence
+ * looks like a CPU that writes nothing more.  So the timeout judges
+ * what it can explain (or what has its stack), but an item that it would
+ * find unexplained is held, until every CPU has given a record past T
+ * (or reported a loss), or the reading stops.
+ *
  * Outside quiet windows, a cookie without its stack is explained when
  * the ring buffer reported a loss, or the controller disturbed the
  * instance (its counter, or a "disturbed" marker in the trace) since the
@@ -279,6 +289,7 @@ struct checker {
 	unsigned long	gen_start;	/* when the reading began */
 	unsigned long	losses, markers;
 	struct waiting	*qhead, **qtail;
+	struct waiting	*held;		/* timed out, unexplained so far: see above */
 	double		ts;		/* of the record being read */
 	unsigned long	gen_clock;	/* disturbances when cpu_ts began */
 	double		cpu_ts[MAX_CPUS];	/* the last record's, per CPU */
@@ -326,6 +337,16 @@ static void joined(const struct checker *st, const struct waiting *w, bool stric
 	if (st->list)
 		fprintf(st->list, "%s %s %lu %d %llx\n", strict ? "quiet" : "other", st->name,
 			w->stack_no, w->pid, (unsigned long long)w->cookie);
+}
+
+/* Would judge() find @w unexplained, now? */
+static bool unexplained_now(const struct waiting *w, const struct checker *st)
+{
+	bool lost = st->losses != w->losses;
+	bool disturbed = st->gen != w->gen || (w->gen & 1) || st->markers != w->markers;
+	bool strict = w->quiet && st->armed && st->quiet_id == w->quiet;
+
+	return !w->done && !lost && (strict || !disturbed);
 }
 
 static void judge(struct waiting *w, const struct checker *st)
@@ -396,19 +417,47 @@ static void unlink_waiting(struct task *t, struct waiting *w)
 	}
 }
 
+static void judge_now(struct checker *st, struct waiting *w)
+{
+	struct task *task = map_get(st->tasks, (uint64_t)w->pid, 0);
+
+	judge(w, st);
+	unlink_waiting(task, w);
+	free(w);
+}
+
 static void judge_due(struct checker *st)
 {
+	struct waiting **p;
+
+	/* Held: judged once every CPU is past them, or a loss was reported */
+	for (p = &st->held; *p; ) {
+		struct waiting *w = *p;
+
+		if (unexplained_now(w, st) && !all_cpus_past(st, w->passed_ts)) {
+			p = &w->qnext;
+			continue;
+		}
+		*p = w->qnext;
+		judge_now(st, w);
+	}
 	while (st->qhead && (st->qhead->judge_at <= st->now ||
 			     all_cpus_past(st, st->qhead->passed_ts))) {
 		struct waiting *w = st->qhead;
-		struct task *task = map_get(st->tasks, (uint64_t)w->pid, 0);
 
 		st->qhead = w->qnext;
 		if (!st->qhead)
 			st->qtail = &st->qhead;
-		judge(w, st);
-		unlink_waiting(task, w);
-		free(w);
+		/*
+		 * Timed out, with a CPU that has not been read past it: that
+		 * CPU's loss may still be on its way.  Wait for it.
+		 */
+		if (unexplained_now(w, st) && !all_cpus_past(st, w->passed_ts)) {
+			w->qnext = st->held;
+			st->held = w;
+			continue;
+		}
+		judge_now(st, w);
 	}
 }
 
@@ -530,6 +579,7 @@ static void checker_begin(struct checker *st, int ncpus, double t, unsigned long
 	st->losses = st->markers = 0;
 	st->qhead = NULL;
 	st->qtail = &st->qhead;
+	st->held = NULL;
 	st->ts = 0;
 	memset(st->cpu_seen, 0, sizeof(st->cpu_seen));
 	st->quiet_begun = st->armed = false;
@@ -547,6 +597,7 @@ static void checker_end(struct checker *st)
 	st->tasks = NULL;
 	st->qhead = NULL;
 	st->qtail = &st->qhead;
+	st->held = NULL;
 	st->open = false;
 }
 

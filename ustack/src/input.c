@@ -746,13 +746,15 @@ static int text_next(struct input *in, struct rec *rec)
 
 struct input *input_open(const char *path)
 {
-	struct input *in = xcalloc(1, sizeof(*in));
+	FILE *f = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
+	struct input *in;
 	ssize_t len;
 
-	in->name = path && strcmp(path, "-") ? path : "standard input";
-	in->f = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!in->f)
+	if (!f)
 		die("cannot open %s: %s", path, strerror(errno));
+	in = xcalloc(1, sizeof(*in));
+	in->f = f;
+	in->name = f != stdin ? path : "standard input";
 
 	/* A trace-cmd recording, or the first line of a text */
 	len = getline(&in->ahead, &in->ahead_cap, in->f);

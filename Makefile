@@ -39,7 +39,6 @@ run: kernel ustack
 	@$(S)/demo
 
 test: deps
-	@$(MAKE) -s -C ustack
 	@$(S)/test
 
 bench: ustack

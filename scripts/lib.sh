@@ -54,6 +54,18 @@ export CCACHE_BASEDIR=$CACHE
 export CCACHE_NOHASHDIR=1
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 
+# The series' own kselftests, relative to tools/testing/selftests/ftrace:
+# the list in tests/series-kselftests, not what the tree happens to hold,
+# so that a test that went missing is a FAIL, not an empty loop.
+series_kselftests() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tests/series-kselftests"
+}
+
+# RESULT of TEST in a results file of ftracetest-run, or nothing.
+result_of() { # results-file test
+	awk -F'\t' -v t="$2" '$2 == t { print $1 }' "$1" 2>/dev/null
+}
+
 # Write the series of the work tree as format-patch files plus a quilt
 # "series" file into DIR.  Deterministic: no real hashes, no numbering, no
 # version trailer, so that an unchanged commit exports byte for byte.

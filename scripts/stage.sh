@@ -17,22 +17,10 @@ fail() { printf 'FAIL %s%s\n' "$1" "${2:+ -- $2}"; stage_failed=1; }
 skip() { printf 'SKIP %s%s\n' "$1" "${2:+ -- $2}"; }
 elapsed() { echo "$(($(date +%s) - $1))s"; }
 
-# The series' own kselftests, relative to tools/testing/selftests/ftrace:
-# the list in tests/series-kselftests, not what the tree happens to hold,
-# so that a test that went missing is a FAIL, not an empty loop.
-series_kselftests() {
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tests/series-kselftests"
-}
-
 # The patched kernel that stage 40-build made, or nothing.
 patched_kernel() {
 	local k
 	k=$(cat "$RUN_DIR/patched-kernel" 2>/dev/null) && [ -f "$k" ] && echo "$k"
-}
-
-# RESULT of TEST in a results file of ftracetest-run, or nothing.
-result_of() { # results-file test
-	awk -F'\t' -v t="$2" '$2 == t { print $1 }' "$1" 2>/dev/null
 }
 
 # Run a test script that prints PASS/FAIL/SKIP lines; show them with

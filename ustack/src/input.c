@@ -28,6 +28,7 @@
 #define MAX_PID		(1 << 22)	/* PID_MAX_LIMIT */
 #define MAX_CPU		(1 << 16)
 #define MAX_ERRNO	4095
+#define BUILD_ID_BYTES	20	/* the kernel's BUILD_ID_SIZE_MAX */
 
 struct input {
 	FILE		*f;
@@ -39,6 +40,7 @@ struct input {
 	size_t		frames_cap;
 	char		*path;		/* REC_INODE's path */
 	size_t		path_cap;
+	unsigned char	build_id[BUILD_ID_BYTES];	/* REC_INODE's build-id */
 
 	/* text */
 	bool		seen_event;
@@ -249,6 +251,23 @@ static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 	if (e > 0 || e < -MAX_ERRNO) {
 		malformed(in, "inode_cache with error %d, not -errno", e);
 		return false;
+	}
+	/* The build-id, on kernels that give it: length 0 is "none" */
+	if (tep_find_field(ev, "build_id")) {
+		const unsigned char *id;
+		size_t n;
+
+		id = dat_array(in, ev, r, "build_id", 1, &n);
+		if (!id)
+			return false;
+		if (n > BUILD_ID_BYTES) {
+			malformed(in, "inode_cache with a build-id of %zu bytes, more than %d",
+				  n, BUILD_ID_BYTES);
+			return false;
+		}
+		memcpy(in->build_id, id, n);
+		rec->build_id = in->build_id;
+		rec->build_id_len = n;
 	}
 	rec->type = REC_INODE;
 	rec->ino = ino;
@@ -572,7 +591,7 @@ static bool parse_cookie(struct input *in, const char *s, struct rec *rec)
 	return true;
 }
 
-/* " =>  <%016llx> : INODE|-1 : MAJOR:MINOR" */
+/* " =>  <%016llx> : INODE|-1|-2 : MAJOR:MINOR" */
 static bool parse_frame(const char *s, struct frame *f)
 {
 	uint64_t ma, mi;
@@ -581,6 +600,8 @@ static bool parse_frame(const char *s, struct frame *f)
 		return false;
 	if (word(&s, "-1"))
 		f->ino = USTACK_NO_VMA;
+	else if (word(&s, "-2"))
+		f->ino = USTACK_NO_MM_LOCK;
 	else if (!u64_at(&s, 10, &f->ino, NULL))
 		return false;
 	if (!word(&s, " : ") || !u64_at(&s, 10, &ma, NULL) || !word(&s, ":") ||
@@ -637,7 +658,37 @@ static bool parse_stack(struct input *in, struct rec *rec)
 	return ok;
 }
 
-/* "inode_cache: inode=N dev=[MAJOR:MINOR] path=PATH" or "... error=-ERRNO" */
+/*
+ * "build_id=HEX " or "build_id=none ": HEX an even number of hex digits,
+ * at most 40; false when it is not that
+ */
+static bool parse_build_id(struct input *in, const char **s, struct rec *rec)
+{
+	const char *p = *s;
+	size_t n = 0;
+
+	if (word(&p, "none ")) {
+		rec->build_id = in->build_id;
+		rec->build_id_len = 0;
+		*s = p;
+		return true;
+	}
+	while (digit(p[0], 16) >= 0 && digit(p[1], 16) >= 0 && n < BUILD_ID_BYTES) {
+		in->build_id[n++] = (unsigned char)(digit(p[0], 16) << 4 | digit(p[1], 16));
+		p += 2;
+	}
+	if (!n || *p != ' ')
+		return false;
+	rec->build_id = in->build_id;
+	rec->build_id_len = n;
+	*s = p + 1;
+	return true;
+}
+
+/*
+ * "inode_cache: inode=N dev=[MAJOR:MINOR] [build_id=HEX|none ]path=PATH",
+ * or "... error=-ERRNO" in place of path= (build_id= is not on older kernels)
+ */
 static bool parse_inode(struct input *in, const char *s, struct rec *rec)
 {
 	uint64_t ma, mi, e;
@@ -645,12 +696,17 @@ static bool parse_inode(struct input *in, const char *s, struct rec *rec)
 	if (!word(&s, "inode=") || !u64_at(&s, 10, &rec->ino, NULL) || !word(&s, " dev=[") ||
 	    !u64_at(&s, 10, &ma, NULL) || !word(&s, ":") || !u64_at(&s, 10, &mi, NULL) ||
 	    !word(&s, "] ") || ma > 0xfff || mi > 0xfffff) {
-		malformed(in, "inode_cache is not \"inode=N dev=[MAJOR:MINOR] path=PATH\"");
+		malformed(in, "inode_cache is not \"inode=N dev=[MAJOR:MINOR] [build_id=HEX|none ]path=PATH\"");
 		return false;
 	}
 	rec->type = REC_INODE;
 	rec->dev = KDEV(ma, mi);
 	rec->err = 0;
+	if (word(&s, "build_id=") && !parse_build_id(in, &s, rec)) {
+		malformed(in, "inode_cache: build_id= is neither none nor up to 40 hex digits, "
+			  "two a byte");
+		return false;
+	}
 	if (word(&s, "path=")) {
 		/* The rest of the line, whatever it holds */
 		rec->path = *s ? set_path(in, s, strlen(s)) : NULL;

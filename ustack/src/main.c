@@ -9,8 +9,8 @@
 static int usage(FILE *out, int ret)
 {
 	fprintf(out,
-		"usage: ustack record [-e SYSTEM:EVENT]... [-o FILE] -- COMMAND [ARGS]\n"
-		"       ustack report [--folded] [--stats] [FILE]\n"
+		"usage: ustack record [OPTIONS] (-- COMMAND [ARGS] | -p PID[,PID]... | -a)\n"
+		"       ustack report [VIEW] [FILTER]... [FILE]\n"
 		"       ustack --help | --version\n"
 		"\"ustack COMMAND --help\" tells more.\n");
 	return ret;

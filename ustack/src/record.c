@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ustack record: trace a command in a tracefs instance of its own, with
- * userstacktrace_delay set, and write the records as tracefs's trace
- * file prints them, so that ustack report, and people, read one form.
+ * ustack record: trace a command, running processes (-p) or every user
+ * task (-a) in a tracefs instance of its own, with userstacktrace_delay
+ * set, and write the records as tracefs's trace file prints them, so
+ * that ustack report, and people, read one form.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>	/* isfinite */
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +37,10 @@ struct recorder {
 	FILE			*out;
 	unsigned long		records, stacks, lost;
 	bool			comms_fresh;	/* saved_cmdlines read this pass */
+	struct map		*proc_tried;	/* PIDs looked up in /proc already */
+	bool			draining;	/* the last pass: read everything */
+	bool			build_id;	/* inode_cache has the build_id field */
+	struct timespec		deadline;	/* -d: when the run ends; 0: none */
 	uint64_t		cpu_lost[1024];
 };
 
@@ -60,12 +69,25 @@ static void on_signal(int sig)
 static void usage(bool help)
 {
 	fprintf(help ? stdout : stderr,
-		"usage: ustack record [-e SYSTEM:EVENT]... [-o FILE] -- COMMAND [ARGS]\n"
-		"  -e  an event that asks for the user stack (default " DEFAULT_EVENT ")\n"
-		"  -o  where to write the trace (default ustack.trace)\n"
-		"On SIGINT, SIGTERM or SIGHUP the command gets SIGINT; it is killed after\n"
-		"%d s, or at a second signal.  The tracefs instance is removed in any case,\n"
-		"even when ustack itself is killed (a watchdog process does it).\n",
+		"usage: ustack record [OPTIONS] -- COMMAND [ARGS]\n"
+		"       ustack record [OPTIONS] -p PID[,PID]...\n"
+		"       ustack record [OPTIONS] -a\n"
+		"  -e SYSTEM:EVENT  an event that asks for the user stack (repeatable;\n"
+		"                   default " DEFAULT_EVENT ")\n"
+		"  -o FILE          where to write the trace (default ustack.trace; - for stdout)\n"
+		"  -p PID[,PID]...  attach to running processes, all their threads, and\n"
+		"                   the children they start (repeatable); no COMMAND\n"
+		"  -a               every user task (but ustack itself); no COMMAND\n"
+		"  -d SECONDS       end the run after this time (decimals allowed)\n"
+		"  -b, --buffer-size KB  the per-CPU ring buffer size of the instance\n"
+		"A COMMAND run ends when it exits.  On SIGINT, SIGTERM or SIGHUP, or at the\n"
+		"end of -d, the command gets SIGINT; it is killed after %d s, or at a second\n"
+		"signal.  With -p or -a the run ends at a signal, at the end of -d, or (-p)\n"
+		"when every attached process has exited; attached tasks are never signalled.\n"
+		"The trace is written whole in every case, and the tracefs instance removed,\n"
+		"even when ustack itself is killed (a watchdog process does it).\n"
+		"Exit status: the command's (128+N after signal N), 0 when -d ended it;\n"
+		"0 for -p and -a, however they end; 2 on an error.\n",
 		KILL_AFTER_S);
 	exit(help ? 0 : 2);
 }
@@ -77,7 +99,7 @@ static void usage(bool help)
  * it is still there, which gives back its deferred unwinder slot.  It
  * ignores the signals of Ctrl-C, and never runs ustack's exit handlers.
  */
-static void start_watchdog(const char *name)
+static pid_t start_watchdog(const char *name)
 {
 	int fd[2];
 	pid_t pid;
@@ -107,6 +129,7 @@ static void start_watchdog(const char *name)
 	}
 	close(fd[0]);
 	/* fd[1] stays open, unused, until ustack ends; the command does not get it */
+	return pid;
 }
 
 /* Wait for the command; a second signal, or KILL_AFTER_S, kills it */
@@ -171,6 +194,25 @@ static void load_comms(struct tep_handle *tep)
 	free(buf);
 }
 
+/* The comm of a task that is still there, from /proc: saved_cmdlines is small */
+static bool proc_comm(struct tep_handle *tep, int pid)
+{
+	char file[64], comm[64];
+	FILE *f;
+	bool ok = false;
+
+	snprintf(file, sizeof(file), "/proc/%d/comm", pid);
+	f = fopen(file, "re");
+	if (!f)
+		return false;
+	if (fgets(comm, sizeof(comm), f)) {
+		comm[strcspn(comm, "\n")] = '\0';
+		ok = comm[0] && !tep_override_comm(tep, comm, pid);
+	}
+	fclose(f);
+	return ok;
+}
+
 /* "%16s-%-7d [%03d] %5lu.%06lu: ", as tracefs's trace file prints */
 static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 {
@@ -180,6 +222,11 @@ static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 		load_comms(r->tep);
 		r->comms_fresh = true;
 		comm = tep_data_comm_from_pid(r->tep, pid);
+	}
+	if (!strcmp(comm, "<...>") && pid > 0 && !map_get(r->proc_tried, (uint64_t)pid, 0)) {
+		map_put(r->proc_tried, (uint64_t)pid, 0, r);
+		if (proc_comm(r->tep, pid))
+			comm = tep_data_comm_from_pid(r->tep, pid);
 	}
 	unsigned long long sec = rec->ts / 1000000000ULL;
 	unsigned long long usec = rec->ts % 1000000000ULL / 1000;
@@ -233,6 +280,8 @@ static void print_stack(struct recorder *r, struct tep_record *rec)
 		fprintf(r->out, " =>  <%016" PRIx64 "> : ", off);
 		if (ino == USTACK_NO_VMA)
 			fputs("-1", r->out);
+		else if (ino == USTACK_NO_MM_LOCK)
+			fputs("-2", r->out);
 		else
 			fprintf(r->out, "%" PRIu64, ino);
 		fprintf(r->out, " : %u:%u\n", KDEV_MAJOR(dev), KDEV_MINOR(dev));
@@ -249,6 +298,18 @@ static void print_inode(struct recorder *r, struct tep_record *rec)
 
 	fprintf(r->out, "inode_cache: inode=%" PRIu64 " dev=[%u:%u] ",
 		val(r->inode, "ino", rec), KDEV_MAJOR(dev), KDEV_MINOR(dev));
+	if (r->build_id) {
+		size_t n, i;
+		const unsigned char *id = array(r->inode, "build_id", rec, 1, &n);
+
+		/* As the kernel prints it: hex, or none */
+		fputs("build_id=", r->out);
+		if (!id || !n)
+			fputs("none", r->out);
+		for (i = 0; id && i < n; i++)
+			fprintf(r->out, "%02x", id[i]);
+		fputc(' ', r->out);
+	}
 	if (err || !path || !len)
 		fprintf(r->out, "error=%d\n", err ? err : -ENOENT);
 	else
@@ -295,7 +356,20 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 	else
 		print_other(r, rec);
 	r->records++;
-	return stop_signal ? 1 : 0;
+	if (r->draining)
+		return 0;
+	/* Stop this pass at a signal, or at the end of -d: the loop decides */
+	if (stop_signal)
+		return 1;
+	if (r->deadline.tv_sec && !(r->records & 255)) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > r->deadline.tv_sec ||
+		    (now.tv_sec == r->deadline.tv_sec && now.tv_nsec >= r->deadline.tv_nsec))
+			return 1;
+	}
+	return 0;
 }
 
 /* Events the ring buffer dropped or overwrote, that no record reported */
@@ -373,23 +447,172 @@ static void add_system(const char ***systems, size_t *n, const char *sys)
 	(*systems)[*n] = NULL;
 }
 
+/* A process given with -p: its thread group, held by a pidfd */
+struct target {
+	pid_t	pid;
+	int	pidfd;
+	bool	gone;
+};
+
+static bool parse_uint(const char *s, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end && *v <= max;
+}
+
+/* -p PID[,PID]...: each checked to be a process now, and held */
+static void add_targets(struct target **t, size_t *n, const char *arg)
+{
+	char *list = xstrdup(arg), *tok, *save = NULL;
+
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long long v;
+		char file[64], line[256];
+		pid_t tgid = -1;
+		FILE *f;
+		int fd;
+
+		if (!parse_uint(tok, 1 << 22, &v) || !v)
+			die("-p: '%s' is not a process ID", tok);
+		snprintf(file, sizeof(file), "/proc/%llu/status", v);
+		f = fopen(file, "re");
+		if (!f)
+			die("-p %llu: no such process", v);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Tgid: %d", &tgid) == 1)
+				break;
+		fclose(f);
+		if (tgid <= 0)
+			die("-p %llu: no such process", v);
+		if ((unsigned long long)tgid != v)
+			warnx_("-p %llu is a thread of process %d: attaching to all of its threads",
+			       v, (int)tgid);
+		fd = (int)pidfd_open(tgid, 0);
+		if (fd < 0)
+			die("-p %llu: %s", v, errno == ESRCH ? "no such process" : strerror(errno));
+		*t = xrealloc(*t, (*n + 1) * sizeof(**t));
+		(*t)[(*n)++] = (struct target) { .pid = tgid, .pidfd = fd };
+	}
+	free(list);
+}
+
+/* Has every attached process exited?  Asked of the pidfds: no signal */
+static bool targets_gone(struct target *t, size_t n)
+{
+	size_t i, gone = 0;
+
+	for (i = 0; i < n; i++) {
+		struct pollfd p = { .fd = t[i].pidfd, .events = POLLIN };
+
+		if (!t[i].gone && poll(&p, 1, 0) == 1)
+			t[i].gone = true;
+		gone += t[i].gone;
+	}
+	return n && gone == n;
+}
+
+struct pidlist {
+	char	*buf;
+	size_t	len, cap;
+	int	*tids;
+	size_t	ntids;
+};
+
+static bool pidlist_has(const struct pidlist *l, int tid)
+{
+	for (size_t i = 0; i < l->ntids; i++)
+		if (l->tids[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * The threads of each target not in the list yet, added to it and to
+ * set_event_pid (appended: tasks followed by event-fork stay), and named
+ * for the trace.  Returns how many were new.
+ */
+static size_t attach_threads(struct recorder *r, struct target *t, size_t n,
+			     struct pidlist *l, bool first)
+{
+	size_t i, added = 0;
+
+	l->len = 0;
+	for (i = 0; i < n; i++) {
+		char dir[64];
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)t[i].pid);
+		d = opendir(dir);
+		if (!d)
+			continue;	/* exited: the pidfd will tell */
+		while ((de = readdir(d))) {
+			unsigned long long tid;
+			char num[16];
+			int k;
+
+			if (!parse_uint(de->d_name, 1 << 22, &tid) || pidlist_has(l, (int)tid))
+				continue;
+			l->tids = xrealloc(l->tids, (l->ntids + 1) * sizeof(*l->tids));
+			l->tids[l->ntids++] = (int)tid;
+			k = snprintf(num, sizeof(num), "%llu ", tid);
+			if (l->len + (size_t)k + 1 > l->cap) {
+				l->cap = (l->len + (size_t)k + 1) * 2;
+				l->buf = xrealloc(l->buf, l->cap);
+			}
+			memcpy(l->buf + l->len, num, (size_t)k + 1);
+			l->len += (size_t)k;
+			proc_comm(r->tep, (int)tid);
+			added++;
+		}
+		closedir(d);
+	}
+	if (added && (first ? tracefs_instance_file_write(instance, "set_event_pid", l->buf) :
+			      tracefs_instance_file_append(instance, "set_event_pid", l->buf)) < 0)
+		die("cannot attach (set_event_pid): %s", strerror(errno));
+	return added;
+}
+
+static bool time_up(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	if (!deadline->tv_sec)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline->tv_sec ||
+	       (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	const char *out_path = "ustack.trace", **systems = NULL;
 	char **events = NULL, **evsys, name[64], pidbuf[32];
-	size_t nevents = 0, nsystems = 0, i;
+	size_t nevents = 0, nsystems = 0, ntargets = 0, i;
 	struct recorder r = { 0 };
-	struct timespec poll = { 0, POLL_NS };
-	int opt, go, exec_err, status = 0, e;
-	bool exited = false;
-	pid_t child;
+	struct timespec poll_ts = { 0, POLL_NS };
+	struct target *targets = NULL;
+	struct pidlist tids = { 0 };
+	unsigned long long buffer_kb = 0;
+	double duration = 0;
+	int opt, go = -1, exec_err = -1, status = 0, e;
+	bool all = false, have_cmd, exited = false, ended_by_time = false, targets_exited = false;
+	pid_t child = -1, watchdog;
 
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "buffer-size", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 
-	while ((opt = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:o:p:ad:b:h", longopts, NULL)) != -1) {
+		char *end;
+
 		switch (opt) {
 		case 'e':
 			events = xrealloc(events, (nevents + 1) * sizeof(*events));
@@ -398,6 +621,23 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			out_path = optarg;
 			break;
+		case 'p':
+			add_targets(&targets, &ntargets, optarg);
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'd':
+			errno = 0;
+			duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(duration) ||
+			    duration <= 0 || duration > 1e9)
+				die("-d: '%s' is not a duration in seconds", optarg);
+			break;
+		case 'b':
+			if (!parse_uint(optarg, 1ULL << 32, &buffer_kb) || !buffer_kb)
+				die("--buffer-size: '%s' is not a size in KB", optarg);
+			break;
 		case 'h':
 			usage(true);
 			break;
@@ -405,8 +645,16 @@ int cmd_record(int argc, char **argv)
 			usage(false);
 		}
 	}
-	if (optind >= argc)
+	have_cmd = optind < argc;
+	if (all && ntargets)
+		die("-p and -a cannot go together: -a traces every user task already");
+	if (have_cmd && (all || ntargets))
+		die("%s attaches to running tasks: give no command with it (or drop %s)",
+		    all ? "-a" : "-p", all ? "-a" : "-p");
+	if (!have_cmd && !all && !ntargets) {
+		warnx_("give a command to run, -p PID to attach to a process, or -a");
 		usage(false);
+	}
 	if (!nevents) {
 		events = xmalloc(sizeof(*events));
 		events[nevents++] = DEFAULT_EVENT;
@@ -418,13 +666,19 @@ int cmd_record(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
-	start_watchdog(name);
+	watchdog = start_watchdog(name);
 	instance = tracefs_instance_create(name);
 	if (!instance)
 		die("cannot create tracefs instance %s: %s", name, strerror(errno));
 	if (!tracefs_file_exists(instance, OPTION))
 		die("this kernel has no " OPTION ": it needs the deferred user stack series, "
 		    "built with CONFIG_UNWIND_USER");
+	/* Nothing is recorded until all is set: no event without its cookie */
+	write_file("tracing_on", "0", "turn tracing off");
+	if (buffer_kb) {
+		snprintf(pidbuf, sizeof(pidbuf), "%llu", buffer_kb);
+		write_file("buffer_size_kb", pidbuf, "set the buffer size");
+	}
 
 	evsys = xcalloc(nevents, sizeof(*evsys));
 	add_system(&systems, &nsystems, "ftrace");
@@ -449,78 +703,140 @@ int cmd_record(int argc, char **argv)
 	r.inode = tep_find_event_by_name(r.tep, "ftrace", "inode_cache");
 	if (!r.cookie || !r.stack || !r.inode)
 		die("this kernel lacks the user_unwind_cookie, user_unwind_stack or inode_cache event");
+	r.build_id = tep_find_field(r.inode, "build_id") != NULL;
 
 	r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!r.out)
 		die("cannot write %s: %s", out_path, strerror(errno));
 	trace_seq_init(&r.seq);
+	r.proc_tried = map_new();
 	fprintf(r.out, "# ustack record:");
+	if (all)
+		fprintf(r.out, " -a");
+	for (i = 0; i < ntargets; i++)
+		fprintf(r.out, "%s%d", i ? "," : " -p ", (int)targets[i].pid);
+	if (duration > 0)
+		fprintf(r.out, " -d %g", duration);
 	for (i = (size_t)optind; i < (size_t)argc; i++)
-		fprintf(r.out, " %s", argv[i]);
+		fprintf(r.out, "%s%s", i == (size_t)optind && (all || ntargets || duration > 0) ?
+			" -- " : " ", argv[i]);
 	fprintf(r.out, "\n# tracer: nop\n#\n");
 
-	child = start_command(argv + optind, &go, &exec_err);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)child);
-	write_file("set_event_pid", pidbuf, "follow the command");
-	write_file("options/event-fork", "1", "follow the command's children");
-	for (i = 0; i < nevents; i++)
-		if (tracefs_event_enable(instance, evsys[i], events[i]))
-			die("cannot enable %s:%s: %s", evsys[i], events[i], strerror(errno));
+	/* Children of the followed tasks are followed: set before the PIDs */
+	if (!all)
+		write_file("options/event-fork", "1", "follow children");
+	if (have_cmd) {
+		child = start_command(argv + optind, &go, &exec_err);
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)child);
+		write_file("set_event_pid", pidbuf, "follow the command");
+	} else if (ntargets) {
+		/* Threads started while the list was written: until none is new */
+		attach_threads(&r, targets, ntargets, &tids, true);
+		for (i = 0; i < 100 && attach_threads(&r, targets, ntargets, &tids, false); i++)
+			;
+		if (!tids.ntids)
+			die("-p: every process given has exited already");
+	} else if (tracefs_file_exists(instance, "set_event_notrace_pid")) {
+		/* -a: not ustack's own reading of the buffer, nor its watchdog */
+		snprintf(pidbuf, sizeof(pidbuf), "%d %d", (int)getpid(), (int)watchdog);
+		write_file("set_event_notrace_pid", pidbuf, "leave ustack out");
+	}
 	e = tracefs_instance_file_write(instance, OPTION, "1");
 	if (e < 0) {
 		e = errno;
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
 		if (e == EBUSY)
 			die("cannot set userstacktrace_delay: no deferred unwinder slot is free "
 			    "(too many instances with the option set, or perf users)");
 		die("cannot set userstacktrace_delay: %s", strerror(e));
 	}
+	for (i = 0; i < nevents; i++)
+		if (tracefs_event_enable(instance, evsys[i], events[i]))
+			die("cannot enable %s:%s: %s", evsys[i], events[i], strerror(errno));
 	write_file("tracing_on", "1", "turn tracing on");
-	if (write(go, "g", 1) != 1)
-		die("cannot start the command: %s", strerror(errno));
-	close(go);
-	if (read(exec_err, &e, sizeof(e)) == sizeof(e)) {
-		waitpid(child, NULL, 0);
-		die("cannot run %s: %s", argv[optind], strerror(e));
-	}
-	close(exec_err);
+	if (duration > 0) {
+		time_t whole = (time_t)duration;
 
-	while (!exited) {
-		pid_t w;
-
-		r.comms_fresh = false;
-		tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
-		w = waitpid(child, &status, WNOHANG);
-		if (w == child) {
-			exited = true;
-		} else if (stop_signal) {
-			exited = wait_stopped(child, &status);
-			if (!exited)
-				break;
-		} else {
-			nanosleep(&poll, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &r.deadline);
+		r.deadline.tv_sec += whole;
+		r.deadline.tv_nsec += (long)((duration - (double)whole) * 1e9);
+		if (r.deadline.tv_nsec >= 1000000000L) {
+			r.deadline.tv_sec++;
+			r.deadline.tv_nsec -= 1000000000L;
 		}
 	}
-	/* What was recorded after the last pass */
-	write_file(OPTION, "0", "clear userstacktrace_delay");
+	if (have_cmd) {
+		if (write(go, "g", 1) != 1)
+			die("cannot start the command: %s", strerror(errno));
+		close(go);
+		if (read(exec_err, &e, sizeof(e)) == sizeof(e)) {
+			waitpid(child, NULL, 0);
+			die("cannot run %s: %s", argv[optind], strerror(e));
+		}
+		close(exec_err);
+	}
+
+	while (!exited) {
+		r.comms_fresh = false;
+		tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
+		if (have_cmd && waitpid(child, &status, WNOHANG) == child)
+			break;
+		if (!ended_by_time && time_up(&r.deadline))
+			ended_by_time = true;
+		if (stop_signal || ended_by_time) {
+			/* The command stops as on Ctrl-C; attached tasks are left alone */
+			if (have_cmd && !wait_stopped(child, &status))
+				warnx_("cannot wait for the command: %s", strerror(errno));
+			break;
+		}
+		if (ntargets && targets_gone(targets, ntargets)) {
+			targets_exited = true;
+			break;
+		}
+		nanosleep(&poll_ts, NULL);
+	}
+	/*
+	 * No new event, then a moment for the stacks of the last ones (they
+	 * come when their tasks return to user space), then tracing off
+	 */
+	for (i = 0; i < nevents; i++)
+		tracefs_event_disable(instance, evsys[i], events[i]);
+	nanosleep(&poll_ts, NULL);
 	write_file("tracing_on", "0", "turn tracing off");
+	write_file(OPTION, "0", "clear userstacktrace_delay");
+	/* What was recorded after the last pass: everything, signals or not */
 	r.comms_fresh = false;
+	r.draining = true;
 	tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
 	report_unseen_losses(&r);
 
+	fprintf(r.out, "# ustack record: ended (%s): %lu records, %lu stacks, %lu events lost\n",
+		stop_signal ? strsignal(stop_signal) : ended_by_time ? "duration" :
+		targets_exited ? "attached processes exited" : "command exited",
+		r.records, r.stacks, r.lost);
 	if (fflush(r.out) || (r.out != stdout && fclose(r.out)))
 		die("cannot write %s: %s", out_path, strerror(errno));
 	fprintf(stderr, "ustack: %lu records, %lu stacks, %lu events lost, written to %s\n",
 		r.records, r.stacks, r.lost, out_path);
 	trace_seq_destroy(&r.seq);
+	map_free(r.proc_tried, NULL);
 	tep_free(r.tep);
 	for (i = 0; i < nevents; i++)
 		free(evsys[i]);
+	for (i = 0; i < ntargets; i++)
+		close(targets[i].pidfd);
+	free(targets);
+	free(tids.buf);
+	free(tids.tids);
 	free(evsys);
 	free(systems);
 	free(events);
 	remove_instance();
+	if (!have_cmd || (ended_by_time && !stop_signal))
+		return 0;
 	if (stop_signal)
 		return 128 + stop_signal;
 	if (WIFSIGNALED(status))

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ustack report: join each event to its stack, by the task and the
- * cookie, and print the stacks as symbols, or folded for flame graphs.
+ * cookie, and print the stacks as symbols, or folded for flame graphs;
+ * the other views (--top, --callers, --callees) and the files
+ * (--flamegraph, --pprof) are made from the tables of views.c.  The
+ * filters (--pid, --comm, --event, --time) mark each event when it comes.
  *
  * An event is followed, in its task, by its cookie; the stack comes when
  * the task returns to user space, before it can enter the kernel again.
@@ -9,6 +12,7 @@
  * cookie of the task means the old one will get none: memory stays
  * bounded by the number of tasks, whatever the length of the trace.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -17,11 +21,37 @@
 #include <time.h>
 
 #include "ustack.h"
+#include "views.h"
 
 struct event {
 	struct event	*next;
 	char		*head;		/* comm-pid [cpu] ts: text */
 	char		comm[64];
+	char		*name;		/* the event's name */
+	int		pid;
+	double		ts;
+	bool		keep;		/* passes the filters */
+};
+
+/* What report writes on standard output */
+enum view {
+	VIEW_TEXT,	/* each event and its stack */
+	VIEW_FOLDED,
+	VIEW_BY_EVENT,	/* folded, the event's name outermost */
+	VIEW_TOP,
+	VIEW_CALLERS,
+	VIEW_CALLEES,
+	VIEW_NONE,	/* only files: --flamegraph, --pprof */
+};
+
+/* --pid, --comm, --event, --time: an event is kept when it passes all */
+struct filters {
+	int		*pids;
+	size_t		npids;
+	char		**comms, **events;
+	size_t		ncomms, nevents;
+	bool		have_from, have_to;
+	double		from, to;
 };
 
 struct waiting {			/* a cookie waiting for its stack */
@@ -37,9 +67,20 @@ struct folded {
 	unsigned long	count;
 };
 
+/* A file as inode_cache named it, for the views: its path and build-id */
+struct named {
+	char	*path;
+	char	*build_id;	/* hex, or NULL */
+};
+
 struct report {
 	struct symbols	*syms;
-	bool		folded;
+	bool		folded;		/* VIEW_FOLDED or VIEW_BY_EVENT */
+	enum view	view;
+	struct filters	filt;
+	struct views	*views;		/* for --top, --callers, --callees and the files */
+	struct map	*paths;		/* (ino, dev) -> struct named */
+	unsigned long	filtered;	/* events left out by the filters */
 	struct map	*pending_event;	/* pid -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
@@ -57,12 +98,31 @@ struct report {
 static void usage(bool help)
 {
 	fprintf(help ? stdout : stderr,
-		"usage: ustack report [--folded] [--stats] [FILE]\n"
+		"usage: ustack report [VIEW] [FILTER]... [--flamegraph F.html] [--pprof F.pb.gz]\n"
+		"                     [--stats] [FILE]\n"
 		"  FILE  ustack record's output (default ustack.trace), the text of\n"
 		"        tracefs's trace or trace_pipe, a trace-cmd recording, or the\n"
 		"        text of \"trace-cmd report -R\"; - for standard input\n"
-		"  --folded  collapsed stacks, \"comm;outer;...;inner count\", for flame graphs\n"
+		"VIEW (one; by default each event and its stack):\n"
+		"  --folded         collapsed stacks, \"comm;outer;...;inner count\", for flame graphs\n"
+		"  --by-event       the same, the event's name outermost: \"event;comm;outer;... count\"\n"
+		"  --top[=N]        functions by count, children (in the stack) and self (innermost),\n"
+		"                   with %% of the events; then whole stacks by count (N rows each,\n"
+		"                   default 50, 0 for all)\n"
+		"  --callers FUNC   the functions calling FUNC, with counts and %%\n"
+		"  --callees FUNC   the functions FUNC calls, with counts and %% ([self]: innermost)\n"
+		"Files, with or without a VIEW:\n"
+		"  --flamegraph FILE  an HTML flame graph, self-contained (click: zoom, search box)\n"
+		"  --pprof FILE       a gzipped profile.proto for pprof (sample type events/count)\n"
+		"FILTER (for every view; an option given twice, or a list, keeps either):\n"
+		"  --pid PID[,PID...]    --comm COMM    --event [SYSTEM:]NAME[,NAME...]\n"
+		"  --time [FROM],[TO]    seconds, as the timestamps print\n"
 		"  --stats   time, throughput and peak memory, on standard error\n"
+		"  --binaries DIR  symbolise from DIR (binaries and debug files copied from\n"
+		"                  the traced machine): by build-id (DIR/.build-id/xx/rest,\n"
+		"                  rest.debug, or any ELF file under DIR), else by path or name\n"
+		"Events whose stack never came are the frame \"[no user stack]\" in every view.\n"
+		"A progress line goes to standard error when it is a terminal.\n"
 		"Exit status: 0; 2 on an error, or when the trace is cut short or corrupt\n"
 		"(what could be read is reported all the same).\n");
 	exit(help ? 0 : 2);
@@ -71,7 +131,48 @@ static void usage(bool help)
 static void free_event(struct event *ev)
 {
 	free(ev->head);
+	free(ev->name);
 	free(ev);
+}
+
+/*
+ * An event's name, from its text: up to the first ':', '(' or space
+ * ("sys_enter_openat: dfd: ...", "sys_openat(dfd: ...)", "sys_enter: NR 1")
+ */
+static char *event_name(const char *text)
+{
+	size_t n = strcspn(text, ":( ");
+
+	return n ? strndup(text, n) : xstrdup("[unnamed]");
+}
+
+static bool in_list(char **list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+static bool passes(const struct filters *f, const struct event *ev)
+{
+	size_t i;
+
+	if (f->npids) {
+		for (i = 0; i < f->npids && f->pids[i] != ev->pid; i++)
+			;
+		if (i == f->npids)
+			return false;
+	}
+	if (f->ncomms && !in_list(f->comms, f->ncomms, ev->comm))
+		return false;
+	if (f->nevents && !in_list(f->events, f->nevents, ev->name))
+		return false;
+	if (f->have_from && ev->ts < f->from)
+		return false;
+	if (f->have_to && ev->ts > f->to)
+		return false;
+	return true;
 }
 
 static void add_folded(struct report *rep, const char *stack)
@@ -152,6 +253,16 @@ static void fold_frame(struct report *rep, size_t *len, const struct sym *lines,
 	}
 }
 
+/* The start of a folded line: [event;]comm */
+static void fold_prefix(struct report *rep, size_t *len, const struct event *ev)
+{
+	if (rep->view == VIEW_BY_EVENT) {
+		fold_name(rep, len, ev->name, strlen(ev->name));
+		fold_append(rep, len, ";", 1);
+	}
+	fold_name(rep, len, ev->comm, strlen(ev->comm));
+}
+
 struct resolved {
 	const struct sym	*lines;	/* innermost first; the symbols' own storage */
 	size_t			n;	/* 0: raw */
@@ -173,9 +284,35 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 
 	for (ev = events; ev; ev = ev->next) {
 		rep->n.with_stack++;
+		if (!ev->keep) {
+			rep->filtered++;
+			continue;
+		}
+		if (rep->views) {
+			struct vframe *vf = xcalloc(stack->nr ? stack->nr : 1, sizeof(*vf));
+			const struct named *named;
+
+			for (i = 0; i < stack->nr; i++) {
+				const struct frame *f = &stack->frames[i];
+
+				vf[i].f = f;
+				vf[i].ret = i > 0;
+				named = map_get(rep->paths, f->ino, f->dev);
+				vf[i].file = named ? named->path : NULL;
+				vf[i].build_id = named ? named->build_id : NULL;
+				vf[i].lines = res[i].lines;
+				vf[i].n = res[i].n;
+			}
+			views_add(rep->views, ev->name, ev->comm, ev->pid, ev->ts, vf, stack->nr,
+				  stack->lost != 0);
+			free(vf);
+		}
+		if (rep->view == VIEW_NONE || rep->view == VIEW_TOP || rep->view == VIEW_CALLERS ||
+		    rep->view == VIEW_CALLEES)
+			continue;
 		if (rep->folded) {
 			len = 0;
-			fold_name(rep, &len, ev->comm, strlen(ev->comm));
+			fold_prefix(rep, &len, ev);
 			if (stack->lost)
 				fold_append(rep, &len, ";[cut]", 6);
 			for (i = stack->nr; i-- > 0;)
@@ -194,7 +331,7 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 			}
 			if (res[i].n)
 				continue;
-			if (f->ino == USTACK_NO_VMA)
+			if (f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK)
 				printf("    <%016" PRIx64 "> (%s)\n", f->off, res[i].why);
 			else
 				printf("    <%016" PRIx64 "> inode %" PRIu64 " dev %u:%u (%s)\n",
@@ -208,10 +345,24 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 	free(res);
 }
 
+/* An event whose stack never came: the frame [no user stack] in the views */
 static void print_without_stack(struct report *rep, struct event *ev, const char *why)
 {
-	if (!rep->folded)
+	size_t len = 0;
+
+	if (!ev->keep) {
+		rep->filtered++;
+		return;
+	}
+	if (rep->views)
+		views_add_nostack(rep->views, ev->name, ev->comm, ev->pid, ev->ts);
+	if (rep->folded) {
+		fold_prefix(rep, &len, ev);
+		fold_append(rep, &len, ";[no user stack]", 16);
+		add_folded(rep, rep->fold);
+	} else if (rep->view == VIEW_TEXT) {
 		printf("%s\n    (no user stack: %s)\n\n", ev->head, why);
+	}
 }
 
 /* A cookie that no stack will answer */
@@ -240,12 +391,18 @@ static struct event *new_event(const struct rec *rec)
 	snprintf(ev->head, n, "%s-%d [%03d] %s: %s", rec->comm, rec->pid, rec->cpu,
 		 rec->ts, rec->text);
 	snprintf(ev->comm, sizeof(ev->comm), "%s", rec->comm);
+	ev->name = event_name(rec->text);
+	if (!ev->name)
+		die("out of memory");
+	ev->pid = rec->pid;
+	ev->ts = strtod(rec->ts, NULL);
 	return ev;
 }
 
 static void on_event(struct report *rep, const struct rec *rec)
 {
 	struct event *old = map_del(rep->pending_event, (uint64_t)rec->pid, 0);
+	struct event *ev;
 
 	rep->n.events++;
 	if (old) {
@@ -253,7 +410,9 @@ static void on_event(struct report *rep, const struct rec *rec)
 		print_without_stack(rep, old, "no cookie: the kernel asked no stack for it");
 		free_event(old);
 	}
-	map_put(rep->pending_event, (uint64_t)rec->pid, 0, new_event(rec));
+	ev = new_event(rec);
+	ev->keep = passes(&rep->filt, ev);
+	map_put(rep->pending_event, (uint64_t)rec->pid, 0, ev);
 }
 
 static void on_cookie(struct report *rep, const struct rec *rec)
@@ -380,14 +539,17 @@ static void summary(struct report *rep, const char *format)
 		"%lu cookies without an event\n",
 		rep->n.stacks, rep->n.cut, rep->n.stacks_no_cookie, rep->n.cookies_no_event);
 	fprintf(stderr, "ustack: %zu frames symbolised, %zu printed raw; %zu files named, "
-		"%zu inodes never named, %zu paths now name another file\n",
-		st.resolved, st.unresolved, st.files, st.unknown_inodes, st.changed);
+		"%zu inodes never named, %zu paths now name another file, "
+		"%zu files replaced (build-id differs)\n",
+		st.resolved, st.unresolved, st.files, st.unknown_inodes, st.changed, st.replaced);
 	if (rep->losses)
 		fprintf(stderr, "ustack: the ring buffer lost events %lu times: %" PRIu64
 			" events%s\n", rep->losses, rep->n.lost,
 			rep->n.lost_unknown ? ", and an unknown number more" : "");
 	else
 		fprintf(stderr, "ustack: no events were lost\n");
+	if (rep->filtered)
+		fprintf(stderr, "ustack: %lu events were left out by the filters\n", rep->filtered);
 }
 
 static double now(void)
@@ -398,29 +560,214 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+enum {
+	OPT_BY_EVENT = 256, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME, OPT_PPROF,
+	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME,
+};
+
+static void set_view(struct report *rep, enum view view)
+{
+	if (rep->view != VIEW_TEXT && rep->view != view) {
+		warnx_("one view at a time: --folded, --by-event, --top, --callers or --callees");
+		usage(false);
+	}
+	rep->view = view;
+}
+
+/* A list item: a copy, appended */
+static void add_item(char ***list, size_t *n, const char *s, size_t len)
+{
+	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	(*list)[(*n)++] = strndup(s, len);
+	if (!(*list)[*n - 1])
+		die("out of memory");
+}
+
+static void parse_pids(struct filters *f, const char *arg)
+{
+	const char *p = arg;
+	char *end;
+	long pid;
+
+	for (;;) {
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (end == p || errno || pid < 0 || pid > INT32_MAX || (*end && *end != ','))
+			die("--pid %s: not a list of process ids", arg);
+		f->pids = xrealloc(f->pids, (f->npids + 1) * sizeof(*f->pids));
+		f->pids[f->npids++] = (int)pid;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+}
+
+/* NAME[,NAME...], each maybe SYSTEM:NAME (the text traces hold no system) */
+static void parse_events(struct filters *f, const char *arg)
+{
+	const char *p = arg, *e, *colon;
+
+	do {
+		e = strchr(p, ',');
+		if (!e)
+			e = p + strlen(p);
+		colon = memchr(p, ':', (size_t)(e - p));
+		if (colon)
+			p = colon + 1;
+		if (e == p)
+			die("--event %s: an empty event name", arg);
+		add_item(&f->events, &f->nevents, p, (size_t)(e - p));
+		p = e + 1;
+	} while (*e);
+}
+
+static bool parse_seconds(const char *s, size_t len, double *v)
+{
+	char buf[64], *end;
+
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	*v = strtod(buf, &end);
+	return !errno && *end == '\0' && end != buf;
+}
+
+static void parse_time(struct filters *f, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+
+	if (!comma)
+		die("--time %s: give FROM,TO (either may be empty)", arg);
+	if (comma > arg) {
+		if (!parse_seconds(arg, (size_t)(comma - arg), &f->from))
+			die("--time %s: FROM is not a number of seconds", arg);
+		f->have_from = true;
+	}
+	if (comma[1]) {
+		if (!parse_seconds(comma + 1, strlen(comma + 1), &f->to))
+			die("--time %s: TO is not a number of seconds", arg);
+		f->have_to = true;
+	}
+}
+
+static void free_filters(struct filters *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->ncomms; i++)
+		free(f->comms[i]);
+	for (i = 0; i < f->nevents; i++)
+		free(f->events[i]);
+	free(f->comms);
+	free(f->events);
+	free(f->pids);
+}
+
+static void free_path(void *p)
+{
+	struct named *n = p;
+
+	free(n->path);
+	free(n->build_id);
+	free(n);
+}
+
+static void name_file(struct report *rep, const struct rec *rec)
+{
+	struct named *n = map_del(rep->paths, rec->ino, rec->dev);
+	size_t i;
+
+	if (n)
+		free_path(n);
+	if (!rec->path)
+		return;
+	n = xcalloc(1, sizeof(*n));
+	n->path = xstrdup(rec->path);
+	if (rec->build_id && rec->build_id_len) {
+		n->build_id = xmalloc(2 * rec->build_id_len + 1);
+		for (i = 0; i < rec->build_id_len; i++)
+			snprintf(n->build_id + 2 * i, 3, "%02x", rec->build_id[i]);
+	}
+	map_put(rep->paths, rec->ino, rec->dev, n);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, 'f' },
+		{ "by-event", no_argument, NULL, OPT_BY_EVENT },
+		{ "top", optional_argument, NULL, OPT_TOP },
+		{ "callers", required_argument, NULL, OPT_CALLERS },
+		{ "callees", required_argument, NULL, OPT_CALLEES },
+		{ "flamegraph", required_argument, NULL, OPT_FLAME },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "time", required_argument, NULL, OPT_TIME },
 		{ "stats", no_argument, NULL, 's' },
+		{ "binaries", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report rep = { 0 };
-	const char *path = "ustack.trace";
+	const char *path = "ustack.trace", *flame = NULL, *pprof = NULL, *func = NULL;
+	size_t top = 50;
 	bool stats = false;
 	struct input *in;
 	struct rec rec;
 	double t0 = now();
+	unsigned long records = 0;
 	int opt, ret;
+	char *end;
 
 	while ((opt = getopt_long(argc, argv, "fsh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			rep.folded = true;
+			set_view(&rep, VIEW_FOLDED);
+			break;
+		case OPT_BY_EVENT:
+			set_view(&rep, VIEW_BY_EVENT);
+			break;
+		case OPT_TOP:
+			set_view(&rep, VIEW_TOP);
+			if (optarg) {
+				errno = 0;
+				top = (size_t)strtoul(optarg, &end, 10);
+				if (!*optarg || *end || errno || *optarg == '-')
+					die("--top=%s: not a number of rows", optarg);
+			}
+			break;
+		case OPT_CALLERS:
+		case OPT_CALLEES:
+			set_view(&rep, opt == OPT_CALLERS ? VIEW_CALLERS : VIEW_CALLEES);
+			func = optarg;
+			break;
+		case OPT_FLAME:
+			flame = optarg;
+			break;
+		case OPT_PPROF:
+			pprof = optarg;
+			break;
+		case OPT_PID:
+			parse_pids(&rep.filt, optarg);
+			break;
+		case OPT_COMM:
+			add_item(&rep.filt.comms, &rep.filt.ncomms, optarg, strlen(optarg));
+			break;
+		case OPT_EVENT:
+			parse_events(&rep.filt, optarg);
+			break;
+		case OPT_TIME:
+			parse_time(&rep.filt, optarg);
 			break;
 		case 's':
 			stats = true;
+			break;
+		case 'B':
+			symbols_binaries(optarg);
 			break;
 		case 'h':
 			usage(true);
@@ -433,6 +780,13 @@ int cmd_report(int argc, char **argv)
 		path = argv[optind++];
 	if (optind < argc)
 		usage(false);
+	if (rep.view == VIEW_TEXT && (flame || pprof))
+		rep.view = VIEW_NONE;
+	rep.folded = rep.view == VIEW_FOLDED || rep.view == VIEW_BY_EVENT;
+	if (flame || pprof || rep.view == VIEW_TOP || rep.view == VIEW_CALLERS ||
+	    rep.view == VIEW_CALLEES)
+		rep.views = views_new();
+	rep.paths = map_new();
 
 	rep.syms = symbols_new();
 	rep.pending_event = map_new();
@@ -440,8 +794,10 @@ int cmd_report(int argc, char **argv)
 	rep.task_cookie = map_new();
 	rep.stacks = map_new();
 	in = input_open(path);
+	progress_start(path);
 
 	while (input_next(in, &rec) > 0) {
+		progress_tick(++records);
 		switch (rec.type) {
 		case REC_EVENT:
 			on_event(&rep, &rec);
@@ -453,7 +809,9 @@ int cmd_report(int argc, char **argv)
 			on_stack(&rep, &rec);
 			break;
 		case REC_INODE:
-			symbols_name_file(rep.syms, rec.ino, rec.dev, rec.path, rec.err);
+			symbols_name_file(rep.syms, rec.ino, rec.dev, rec.path, rec.err,
+					  rec.build_id, rec.build_id_len);
+			name_file(&rep, &rec);
 			break;
 		case REC_LOST:
 			rep.losses++;
@@ -465,11 +823,28 @@ int cmd_report(int argc, char **argv)
 	}
 	map_each(rep.waiting, flush_waiting, &rep);
 	map_each(rep.pending_event, flush_pending, &rep);
+	progress_end();
 	if (rep.folded)
 		print_folded(&rep);
+	if (rep.view == VIEW_TOP)
+		views_top(rep.views, stdout, top);
+	else if (rep.view == VIEW_CALLERS || rep.view == VIEW_CALLEES)
+		views_neighbours(rep.views, stdout, func, rep.view == VIEW_CALLEES);
 	fflush(stdout);
 	summary(&rep, input_format(in));
 	ret = input_close(in);
+	if (flame) {
+		if (flame_write(rep.views, flame))
+			ret = 2;
+		else
+			fprintf(stderr, "ustack: wrote the flame graph %s\n", flame);
+	}
+	if (pprof) {
+		if (pprof_write(rep.views, pprof))
+			ret = 2;
+		else
+			fprintf(stderr, "ustack: wrote the pprof profile %s\n", pprof);
+	}
 
 	if (stats) {
 		struct rusage ru;
@@ -483,6 +858,10 @@ int cmd_report(int argc, char **argv)
 	map_free(rep.pending_event, NULL);
 	map_free(rep.task_cookie, NULL);
 	map_free(rep.stacks, NULL);
+	map_free(rep.paths, free_path);
+	if (rep.views)
+		views_free(rep.views);
+	free_filters(&rep.filt);
 	free(rep.fold);
 	symbols_free(rep.syms);
 	return ret;

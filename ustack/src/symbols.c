@@ -3,9 +3,14 @@
  * File offsets to symbols and source lines, with libdwfl.
  *
  * A file is known by the (inode, device) that the frames carry, and named
- * by an inode_cache event.  Before a file is read, its path must still
- * lead to that inode and device: otherwise it was replaced or deleted
- * since, and reading it would give the symbols of another program.
+ * by an inode_cache event, with its ELF build-id when the kernel gives it.
+ * Before a file is read it must be the file that was traced: with a
+ * build-id, the file's must be the same (a different one was replaced);
+ * without one, its path must still lead to that inode and device.
+ * Otherwise it was replaced or deleted since, and reading it would give
+ * the symbols of another program.  With --binaries DIR, files are looked
+ * up in DIR first, by build-id (DIR/.build-id/xx/rest[.debug], or any ELF
+ * file under DIR), else by path or name, and checked by build-id alone.
  *
  * A file's symbols are read once into a table sorted by address, and the
  * subprograms of each CU once into another, so that a lookup is a binary
@@ -14,8 +19,10 @@
  * libdw's strings and to strings interned per file.  README.md, "Symbols".
  */
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <ftw.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -63,10 +70,16 @@ struct chunk {
 	max_align_t	data[];
 };
 
+#define BUILD_ID_MAX	20	/* the kernel's BUILD_ID_SIZE_MAX */
+
 struct file {
-	char		*path;
+	char		*path;		/* as traced: what the report prints */
+	char		*open_path;	/* what is read: path, or a file under --binaries */
 	enum file_state	state;
 	char		*why;
+	bool		has_id;		/* the trace gave a build-id, or none */
+	size_t		id_len;		/* 0: the file has none (build_id=none) */
+	unsigned char	id[BUILD_ID_MAX];
 	Dwfl		*dwfl;
 	Dwfl_Module	*mod;
 	bool		tables;		/* fsyms, sizeless built */
@@ -86,16 +99,31 @@ struct lines {
 	struct sym	v[];
 };
 
+/* An ELF file under --binaries, by its build-id */
+struct binary {
+	char		*path;
+	const char	*base;		/* its name, in path */
+	size_t		id_len;
+	unsigned char	id[BUILD_ID_MAX];
+	bool		debug_only;	/* a separate debug file: no code */
+};
+
 struct symbols {
 	struct map	*files;		/* (ino, dev) -> struct file */
 	struct map	*unknown;	/* (ino, dev) of frames never named */
-	size_t		changed, unresolved, resolved, cache_hits;
+	size_t		changed, replaced, unresolved, resolved, cache_hits;
 	struct file	*last;		/* the file of the last frame: the next is often in it */
 	uint64_t	last_ino;
 	uint32_t	last_dev;
 };
 
 static char *debuginfo_path;
+
+/* --binaries DIR: the files of the trace, and their debug files */
+static char *binaries_dir;
+static struct binary *binaries;
+static size_t nbinaries;
+static bool binaries_scanned;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -137,6 +165,8 @@ static void free_file(void *p)
 	}
 	free(file->fsyms);
 	free(file->sizeless);
+	if (file->open_path != file->path)
+		free(file->open_path);
 	free(file->path);
 	free(file->why);
 	free(file);
@@ -147,6 +177,12 @@ void symbols_free(struct symbols *syms)
 	map_free(syms->files, free_file);
 	map_free(syms->unknown, NULL);
 	free(syms);
+	for (size_t i = 0; i < nbinaries; i++)
+		free(binaries[i].path);
+	free(binaries);
+	binaries = NULL;
+	nbinaries = 0;
+	binaries_scanned = false;
 }
 
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -162,14 +198,27 @@ static char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
+static void set_why(struct file *file, char *why);
+
+static bool same_id(const struct file *file, const unsigned char *id, size_t len)
+{
+	if (!id)
+		return !file->has_id;
+	return file->has_id && file->id_len == len && !memcmp(file->id, id, len);
+}
+
 void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
-		       const char *path, int err)
+		       const char *path, int err, const unsigned char *build_id,
+		       size_t build_id_len)
 {
 	struct file *file = map_get(syms->files, ino, dev);
 
+	if (build_id_len > BUILD_ID_MAX)
+		build_id_len = BUILD_ID_MAX;	/* input.c allows no more */
 	if (file) {
 		/* Named again after the kernel's table was emptied */
-		if (path && file->path && !strcmp(path, file->path))
+		if (path && file->path && !strcmp(path, file->path) &&
+		    same_id(file, build_id, build_id_len))
 			return;
 		map_del(syms->files, ino, dev);
 		if (syms->last == file)
@@ -180,11 +229,16 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 	file->resolved = map_new();
 	file->strings = map_new();
 	file->cus = map_new();
+	if (build_id) {
+		file->has_id = true;
+		file->id_len = build_id_len;
+		memcpy(file->id, build_id, build_id_len);
+	}
 	if (path) {
 		file->path = xstrdup(path);
+		file->open_path = file->path;
 	} else {
-		file->state = FILE_BAD;
-		file->why = xasprintf("the kernel could not name the file: %s", strerror(-err));
+		set_why(file, xasprintf("the kernel could not name the file: %s", strerror(-err)));
 	}
 	map_put(syms->files, ino, dev, file);
 }
@@ -230,7 +284,204 @@ static int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, un
 	return ret;
 }
 
-/* Does the path still lead to the file the frames were in? */
+static void hex(char *out, const unsigned char *id, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+/* A reason, with the traced build-id after it: what to look for elsewhere */
+static void set_why(struct file *file, char *why)
+{
+	char id[2 * BUILD_ID_MAX + 1];
+
+	free(file->why);
+	if (file->has_id && file->id_len) {
+		hex(id, file->id, file->id_len);
+		file->why = xasprintf("%s; build-id %s", why, id);
+		free(why);
+	} else {
+		file->why = why;
+	}
+	file->state = FILE_BAD;
+}
+
+/* A file's build-id, read with libelf: -1 when it is no ELF file */
+static ssize_t read_build_id(const char *path, unsigned char *id, bool *debug_only)
+{
+	const void *p;
+	ssize_t len = -1;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		len = dwelf_elf_gnu_build_id(elf, &p);
+		if (len > BUILD_ID_MAX)
+			len = -1;	/* no kernel build-id is that long */
+		else if (len > 0)
+			memcpy(id, p, (size_t)len);
+		else
+			len = len < 0 ? -1 : 0;
+		if (debug_only) {
+			/* A separate debug file keeps .text's header, without its bytes */
+			Elf_Scn *scn = NULL;
+			size_t shstrndx;
+
+			*debug_only = false;
+			if (len >= 0 && !elf_getshdrstrndx(elf, &shstrndx))
+				while ((scn = elf_nextscn(elf, scn))) {
+					GElf_Shdr sh;
+					const char *name;
+
+					if (gelf_getshdr(scn, &sh) &&
+					    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+					    !strcmp(name, ".text")) {
+						*debug_only = sh.sh_type == SHT_NOBITS;
+						break;
+					}
+				}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return len;
+}
+
+void symbols_binaries(const char *dir)
+{
+	struct stat st;
+	char *real = realpath(dir, NULL);
+
+	if (!real || stat(real, &st) || !S_ISDIR(st.st_mode))
+		die("--binaries %s: %s", dir, real ? "not a directory" : strerror(errno));
+	free(binaries_dir);
+	binaries_dir = real;
+	/* libdwfl looks for debug files in DIR/.build-id/xx/rest.debug too */
+	free(debuginfo_path);
+	debuginfo_path = xasprintf(":.debug:%s:/usr/lib/debug", real);
+}
+
+static int scan_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	unsigned char id[BUILD_ID_MAX];
+	bool debug_only;
+	ssize_t len;
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size < 64)
+		return 0;
+	len = read_build_id(path, id, &debug_only);
+	if (len < 0)
+		return 0;
+	binaries = xrealloc(binaries, (nbinaries + 1) * sizeof(*binaries));
+	binaries[nbinaries] = (struct binary) { .path = xstrdup(path), .id_len = (size_t)len,
+						.debug_only = debug_only };
+	binaries[nbinaries].base = strrchr(binaries[nbinaries].path, '/') + 1;
+	memcpy(binaries[nbinaries].id, id, (size_t)len);
+	nbinaries++;
+	return 0;
+}
+
+/* Every ELF file under DIR, once (symbolic links are not followed) */
+static void scan_binaries(void)
+{
+	if (binaries_scanned)
+		return;
+	binaries_scanned = true;
+	if (nftw(binaries_dir, scan_one, 32, FTW_PHYS))
+		warnx_("--binaries %s: cannot read it all: %s", binaries_dir, strerror(errno));
+}
+
+static void use_path(struct file *file, const char *path)
+{
+	if (file->open_path != file->path)
+		free(file->open_path);
+	file->open_path = xstrdup(path);
+}
+
+/*
+ * The file under --binaries: by build-id, else (when the trace has none
+ * to check) by its path under DIR, then by its name anywhere in DIR.
+ * A file of that path or name with another build-id is not the one.
+ * The binary itself is needed, stripped or not: a separate debug file
+ * (which libdwfl finds by build-id, in DIR/.build-id too) has lost the
+ * file offsets of its program headers, which map a frame's offset.
+ */
+static bool find_in_binaries(struct file *file, bool *other)
+{
+	char idhex[2 * BUILD_ID_MAX + 1], *cand;
+	const char *base = strrchr(file->path, '/');
+	unsigned char id[BUILD_ID_MAX];
+	bool debug_only;
+	ssize_t len;
+	size_t i;
+
+	*other = false;
+	base = base ? base + 1 : file->path;
+	if (file->has_id && file->id_len) {
+		hex(idhex, file->id, file->id_len);
+		cand = xasprintf("%s/.build-id/%.2s/%s", binaries_dir, idhex, idhex + 2);
+		len = read_build_id(cand, id, &debug_only);
+		if (len == (ssize_t)file->id_len && !memcmp(id, file->id, file->id_len) &&
+		    !debug_only) {
+			use_path(file, cand);
+			free(cand);
+			return true;
+		}
+		free(cand);
+		scan_binaries();
+		for (i = 0; i < nbinaries; i++) {
+			const struct binary *b = &binaries[i];
+
+			if (b->id_len == file->id_len && !memcmp(b->id, file->id, b->id_len) &&
+			    !b->debug_only) {
+				use_path(file, b->path);
+				return true;
+			}
+		}
+		for (i = 0; i < nbinaries; i++)
+			if (!strcmp(binaries[i].base, base) && !binaries[i].debug_only)
+				*other = true;
+		return false;
+	}
+	/* No build-id to look up: by path, then by name; "none" must have none */
+	cand = xasprintf("%s%s%s", binaries_dir, file->path[0] == '/' ? "" : "/", file->path);
+	len = read_build_id(cand, id, NULL);
+	if (len >= 0 && (!file->has_id || len == 0)) {
+		use_path(file, cand);
+		free(cand);
+		return true;
+	}
+	*other = len > 0;
+	free(cand);
+	scan_binaries();
+	for (i = 0; i < nbinaries; i++) {
+		if (strcmp(binaries[i].base, base) || binaries[i].debug_only)
+			continue;
+		if (!file->has_id || binaries[i].id_len == 0) {
+			use_path(file, binaries[i].path);
+			return true;
+		}
+		*other = true;
+	}
+	return false;
+}
+
+/*
+ * Is the file the one the frames were in?  With a traced build-id, the
+ * file's decides: the same is the same file (reinstalled, copied: at
+ * another inode), another is a replaced file.  Without one (older
+ * kernels, or build_id=none), the path must still lead to the traced
+ * inode and device, as the kernel names the files of mappings.
+ */
 static void check_file(struct file *file, uint64_t ino, uint32_t dev, size_t *changed)
 {
 	size_t len = strlen(file->path);
@@ -241,10 +492,14 @@ static void check_file(struct file *file, uint64_t ino, uint32_t dev, size_t *ch
 	if (stat(file->path, &st)) {
 		if (len > sizeof(DELETED) - 1 &&
 		    !strcmp(file->path + len - (sizeof(DELETED) - 1), DELETED))
-			file->why = xasprintf("%s was deleted while it was mapped", file->path);
+			set_why(file, xasprintf("%s was deleted while it was mapped", file->path));
 		else
-			file->why = xasprintf("%s: %s", file->path, strerror(errno));
-		goto bad;
+			set_why(file, xasprintf("%s: %s", file->path, strerror(errno)));
+		return;
+	}
+	if (file->has_id && file->id_len) {
+		file->state = FILE_OK;	/* the build-id check follows */
+		return;
 	}
 	if (mapped_identity(file->path, &now_ino, &ma, &mi)) {
 		now_ino = st.st_ino;
@@ -255,31 +510,51 @@ static void check_file(struct file *file, uint64_t ino, uint32_t dev, size_t *ch
 		file->state = FILE_OK;
 		return;
 	}
-	file->why = xasprintf("%s is now inode %" PRIu64 " on %u:%u, not the traced inode %" PRIu64
-			      " on %u:%u", file->path, now_ino, ma, mi, ino,
-			      KDEV_MAJOR(dev), KDEV_MINOR(dev));
+	set_why(file, xasprintf("%s is now inode %" PRIu64 " on %u:%u, not the traced inode %"
+				PRIu64 " on %u:%u", file->path, now_ino, ma, mi, ino,
+				KDEV_MAJOR(dev), KDEV_MINOR(dev)));
 	(*changed)++;
-bad:
-	file->state = FILE_BAD;
 }
 
-static void open_file(struct file *file)
+static void open_file(struct file *file, size_t *replaced)
 {
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n;
+
 	file->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!file->dwfl) {
-		file->why = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
-		goto bad;
+		set_why(file, xasprintf("libdwfl: %s", dwfl_errmsg(-1)));
+		return;
 	}
 	dwfl_report_begin(file->dwfl);
-	file->mod = dwfl_report_elf(file->dwfl, file->path, file->path, -1, 0, false);
+	file->mod = dwfl_report_elf(file->dwfl, file->path, file->open_path, -1, 0, false);
 	dwfl_report_end(file->dwfl, NULL, NULL);
 	if (!file->mod) {
-		file->why = xasprintf("%s: %s", file->path, dwfl_errmsg(-1));
-		goto bad;
+		set_why(file, xasprintf("%s: %s", file->open_path, dwfl_errmsg(-1)));
+		return;
 	}
-	return;
-bad:
-	file->state = FILE_BAD;
+	if (!file->has_id)
+		return;
+	/* The traced build-id, or none, must be the file's */
+	n = dwfl_module_build_id(file->mod, &id, &vaddr);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n != file->id_len || (n > 0 && memcmp(id, file->id, file->id_len))) {
+		char now[2 * BUILD_ID_MAX + 1];
+
+		if (n > 0 && n <= BUILD_ID_MAX)
+			hex(now, id, (size_t)n);
+		else
+			strcpy(now, n ? "too long" : "none");
+		if (file->id_len)
+			set_why(file, xasprintf("%s was replaced: build-id differs (now %s)",
+						file->open_path, now));
+		else
+			set_why(file, xasprintf("%s was replaced: build-id differs (traced none, now %s)",
+						file->open_path, now));
+		(*replaced)++;
+	}
 }
 
 /* The address that a file offset is loaded at, by the program headers */
@@ -731,6 +1006,10 @@ size_t symbols_resolve(struct symbols *syms, const struct frame *f, bool return_
 		*why = "no mapping at this address";
 		goto raw;
 	}
+	if (f->ino == USTACK_NO_MM_LOCK) {
+		*why = "mm not locked: the kernel could not look up the mapping";
+		goto raw;
+	}
 	if (f->ino == 0 && f->dev == 0) {
 		*why = "anonymous memory or the vdso";
 		goto raw;
@@ -758,9 +1037,22 @@ size_t symbols_resolve(struct symbols *syms, const struct frame *f, bool return_
 		return l->n;
 	}
 	if (file->state == FILE_UNCHECKED) {
-		check_file(file, f->ino, f->dev, &syms->changed);
-		if (file->state == FILE_OK)
-			open_file(file);
+		bool other = false;
+
+		/* Under --binaries, by build-id: the live inode is not asked */
+		if (!binaries_dir || !find_in_binaries(file, &other))
+			check_file(file, f->ino, f->dev, &syms->changed);
+		if (file->state != FILE_BAD)
+			open_file(file, &syms->replaced);
+		if (file->state == FILE_BAD && other) {
+			char *why = file->why;
+
+			file->why = xasprintf("%s (%s has a file of that name with another build-id)",
+					      why, binaries_dir);
+			free(why);
+		}
+		if (file->state != FILE_BAD)
+			file->state = FILE_OK;
 	}
 	if (file->state == FILE_BAD) {
 		*why = file->why;
@@ -783,6 +1075,7 @@ void symbols_stats(const struct symbols *syms, struct symbols_stats *st)
 	st->files = map_size(syms->files);
 	st->unknown_inodes = map_size(syms->unknown);
 	st->changed = syms->changed;
+	st->replaced = syms->replaced;
 	st->unresolved = syms->unresolved;
 	st->resolved = syms->resolved;
 	st->cache_hits = syms->cache_hits;

@@ -13,6 +13,8 @@
 
 /* The kernel's "no VMA" inode, printed as -1 */
 #define USTACK_NO_VMA	UINT64_MAX
+/* The VMA could not be looked up: the mm lock was not taken; printed as -2 */
+#define USTACK_NO_MM_LOCK	(UINT64_MAX - 1)
 
 /* A device in the kernel's dev_t encoding, as the events carry it */
 #define KDEV_MAJOR(d)	((unsigned int)((d) >> 20))
@@ -49,6 +51,10 @@ struct rec {
 	uint32_t	dev;		/* REC_INODE */
 	int		err;		/* REC_INODE: no path, -errno */
 	const char	*path;		/* REC_INODE: unescaped */
+	/* REC_INODE: the file's ELF build-id; NULL when the trace has no
+	 * build_id (older kernels); build_id_len 0 is build_id=none */
+	const unsigned char *build_id;
+	size_t		build_id_len;
 };
 
 /* util.c */
@@ -83,8 +89,12 @@ const char *input_format(const struct input *in);
 struct symbols;
 struct symbols *symbols_new(void);
 void symbols_free(struct symbols *syms);
+/* build_id: NULL when the trace gives none (older kernels); len 0: "none" */
 void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
-		       const char *path, int err);
+		       const char *path, int err, const unsigned char *build_id,
+		       size_t build_id_len);
+/* --binaries DIR: look the files up in DIR first, by build-id, path or name */
+void symbols_binaries(const char *dir);
 /*
  * One line of a frame: an inlined call, or the function the code is in.
  * The strings belong to the symbols (libdw's, or interned per file) and
@@ -111,6 +121,7 @@ struct symbols_stats {
 	size_t files;		/* named by inode_cache */
 	size_t unknown_inodes;	/* frames in files never named */
 	size_t changed;		/* files whose path now names another */
+	size_t replaced;	/* files whose build-id differs from the traced one */
 	size_t unresolved;	/* frames printed raw */
 	size_t resolved;
 	size_t cache_hits;

@@ -22,16 +22,23 @@ frames_of_prog() { # file func...
 	done
 }
 
+# The build-id of an ELF file, in hex, as the kernel prints it; empty if none
+build_id_of() { # file
+	LC_ALL=C readelf -nW "$1" 2> /dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -1
+}
+
 # N events of task PID, each with cookie COOKIE, the file named once, then
-# the stack of ${frames[@]} in the file
+# the stack of ${frames[@]} in the file.  With synth_build_id set (hex, or
+# none), inode_cache carries build_id= as kernels that give it print it.
 synth() { # path-as-printed inode dev cookie pid [n]
-	local path=$1 ino=$2 dev=$3 cookie=$4 pid=$5 n=${6:-1} i f
+	local path=$1 ino=$2 dev=$3 cookie=$4 pid=$5 n=${6:-1} i f id=
+	[ -n "${synth_build_id:-}" ] && id="build_id=$synth_build_id "
 	for ((i = 0; i < n; i++)); do
 		printf '            prog-%d     [000] .....   10.%06d: sys_getppid()\n' "$pid" "$i"
 		printf '            prog-%d     [000] .....   10.%06d: user_unwind_cookie: cookie=%x\n' "$pid" "$i" "$cookie"
 	done
-	printf '            prog-%d     [000] ...1.   11.000000: inode_cache: inode=%s dev=[%s] path=%s\n' \
-		"$pid" "$ino" "$dev" "$path"
+	printf '            prog-%d     [000] ...1.   11.000000: inode_cache: inode=%s dev=[%s] %spath=%s\n' \
+		"$pid" "$ino" "$dev" "$id" "$path"
 	printf '            prog-%d     [000] ...1.   11.000001: <user stack unwind>\ncookie=%x\n' "$pid" "$cookie"
 	for f in "${frames[@]}"; do
 		printf ' =>  <%016x> : %s : %s\n' $((16#$f)) "$ino" "$dev"

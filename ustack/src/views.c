@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ustack report's views of the stacks as a whole: each distinct stack is
+ * kept once, with its count, as location ids; a location is a frame (its
+ * file, offset and the lines libdw gave it), a line names a function.
+ * --top, --callers and --callees are computed here; --flamegraph
+ * (flame.c) and --pprof (pprof.c) read the same tables.
+ *
+ * Every function view sees a stack as its functions, outer to inner, as
+ * --folded does: a frame's function, then the calls inlined in it.  An
+ * event whose stack never came is the one frame "[no user stack]"; a
+ * stack the kernel cut short starts with "[cut]"; a frame without a
+ * symbol is "[unknown]", one in the vdso or anonymous memory "[vdso/anon]"
+ * (--folded calls both "[unknown]").
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views.h"
+
+const char *const vclass_names[VC_N] = {
+	[VC_PROGRAM] = "program",
+	[VC_LIBRARY] = "library",
+	[VC_ANON] = "anon",
+	[VC_RAW] = "raw",
+	[VC_NOSTACK] = "nostack",
+	[VC_OTHER] = "other",
+};
+
+/* --- interning: a key of bytes -> an index, in a chained hash map */
+
+struct inode_ {
+	struct inode_	*next;
+	uint32_t	idx;
+	size_t		len;
+	unsigned char	key[];
+};
+
+uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh)
+{
+	uint64_t h1 = 1469598103934665603ULL, h2 = len;
+	const unsigned char *p = key;
+	struct inode_ *head, *i;
+	size_t k;
+
+	for (k = 0; k < len; k++) {
+		h1 = (h1 ^ p[k]) * 1099511628211ULL;
+		h2 = h2 * 31 + p[k];
+	}
+	if (!t->m)
+		t->m = map_new();
+	head = map_get(t->m, h1, h2);
+	for (i = head; i; i = i->next) {
+		if (i->len == len && !memcmp(i->key, key, len)) {
+			*fresh = false;
+			return i->idx;
+		}
+	}
+	i = xmalloc(sizeof(*i) + len);
+	i->next = head;
+	i->idx = (uint32_t)t->n++;
+	i->len = len;
+	memcpy(i->key, key, len);
+	map_put(t->m, h1, h2, i);
+	*fresh = true;
+	return i->idx;
+}
+
+static void free_chain(void *p)
+{
+	struct inode_ *i = p, *next;
+
+	for (; i; i = next) {
+		next = i->next;
+		free(i);
+	}
+}
+
+void itab_free(struct itab *t)
+{
+	if (t->m)
+		map_free(t->m, free_chain);
+}
+
+/* Room for one more element of *arr (n elements, *cap of room) */
+static void *grow(void *arr, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : 64;
+	return xrealloc(arr, *cap * size);
+}
+
+/* A key builder: a growing buffer of bytes */
+struct key {
+	unsigned char	*p;
+	size_t		len, cap;
+};
+
+static void key_add(struct key *k, const void *s, size_t n)
+{
+	if (k->len + n > k->cap) {
+		k->cap = (k->len + n) * 2 + 64;
+		k->p = xrealloc(k->p, k->cap);
+	}
+	memcpy(k->p + k->len, s, n);
+	k->len += n;
+}
+
+static void key_str(struct key *k, const char *s)
+{
+	key_add(k, s ? s : "", s ? strlen(s) + 1 : 1);
+	key_add(k, s ? "s" : "n", 1);	/* NULL is not "" */
+}
+
+static uint32_t str_id(struct views *v, const char *s)
+{
+	bool fresh;
+	uint32_t id = itab_get(&v->strs_t, s, strlen(s), &fresh);
+
+	if (fresh) {
+		v->strs = grow(v->strs, id, &v->strs_cap, sizeof(*v->strs));
+		v->strs[id] = xstrdup(s);
+	}
+	return id;
+}
+
+static const char *str(struct views *v, const char *s)
+{
+	uint32_t id;
+
+	if (!s)
+		return NULL;
+	id = str_id(v, s);	/* before v->strs is read: it may move */
+	return v->strs[id];
+}
+
+static uint32_t func_id(struct views *v, const char *name, const char *file, const char *src,
+			enum vclass cls)
+{
+	struct key k = { 0 };
+	unsigned char c = (unsigned char)cls;
+	uint32_t id;
+	bool fresh;
+
+	key_str(&k, name);
+	key_str(&k, file);
+	key_str(&k, src);
+	key_add(&k, &c, 1);
+	id = itab_get(&v->funcs_t, k.p, k.len, &fresh);
+	free(k.p);
+	if (fresh) {
+		v->funcs = grow(v->funcs, id, &v->funcs_cap, sizeof(*v->funcs));
+		v->funcs[id].name = str(v, name);
+		v->funcs[id].file = str(v, file);
+		v->funcs[id].src = str(v, src);
+		v->funcs[id].cls = cls;
+	}
+	return id;
+}
+
+/* A location of one line, for the frames that are not in a file */
+static uint32_t special_loc(struct views *v, const char *name, enum vclass cls)
+{
+	struct key k = { 0 };
+	uint32_t id;
+	bool fresh;
+
+	key_add(&k, "\xff", 1);
+	key_str(&k, name);
+	id = itab_get(&v->locs_t, k.p, k.len, &fresh);
+	free(k.p);
+	if (fresh) {
+		v->locs = grow(v->locs, id, &v->locs_cap, sizeof(*v->locs));
+		memset(&v->locs[id], 0, sizeof(v->locs[id]));
+		v->locs[id].n = 1;
+		v->locs[id].lines = xcalloc(1, sizeof(struct vline));
+		v->locs[id].lines[0].func = func_id(v, name, NULL, NULL, cls);
+	}
+	return id;
+}
+
+struct views *views_new(void)
+{
+	struct views *v = xcalloc(1, sizeof(*v));
+
+	v->nostack_loc = special_loc(v, "[no user stack]", VC_NOSTACK);
+	v->cut_loc = special_loc(v, "[cut]", VC_OTHER);
+	return v;
+}
+
+void views_free(struct views *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->strs_t.n; i++)
+		free(v->strs[i]);
+	for (i = 0; i < v->locs_t.n; i++)
+		free(v->locs[i].lines);
+	for (i = 0; i < v->stacks_t.n; i++)
+		free(v->stacks[i].locs);
+	free(v->strs);
+	free(v->funcs);
+	free(v->locs);
+	free(v->maps);
+	free(v->stacks);
+	itab_free(&v->strs_t);
+	itab_free(&v->funcs_t);
+	itab_free(&v->locs_t);
+	itab_free(&v->maps_t);
+	itab_free(&v->stacks_t);
+	free(v);
+}
+
+/* A shared library by its name: "libc.so.6", "ld-linux-x86-64.so.2", "x.so" */
+static enum vclass file_class(const char *path)
+{
+	const char *base = strrchr(path, '/'), *so;
+
+	base = base ? base + 1 : path;
+	for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || so[3] == '.')
+			return VC_LIBRARY;
+	return VC_PROGRAM;
+}
+
+/* The mapping of a frame's file: index + 1, or 0 when it is in no file */
+static uint32_t mapping_of(struct views *v, const struct vframe *vf)
+{
+	const struct frame *f = vf->f;
+	struct key k = { 0 };
+	struct vmapping *m;
+	uint32_t id;
+	bool fresh;
+
+	if (!vf->file || f->ino >= UINT64_MAX - 1 || (f->ino == 0 && f->dev == 0))
+		return 0;
+	key_str(&k, vf->file);
+	key_add(&k, &f->ino, sizeof(f->ino));
+	key_add(&k, &f->dev, sizeof(f->dev));
+	id = itab_get(&v->maps_t, k.p, k.len, &fresh);
+	free(k.p);
+	if (fresh) {
+		v->maps = grow(v->maps, id, &v->maps_cap, sizeof(*v->maps));
+		m = &v->maps[id];
+		memset(m, 0, sizeof(*m));
+		m->path = str(v, vf->file);
+		m->cls = file_class(vf->file);
+	}
+	m = &v->maps[id];
+	if (f->off > m->max_off)
+		m->max_off = f->off;
+	if (vf->build_id && *vf->build_id && !m->build_id)
+		m->build_id = str(v, vf->build_id);
+	return id + 1;
+}
+
+static uint32_t loc_of(struct views *v, const struct vframe *vf)
+{
+	const struct frame *f = vf->f;
+	uint32_t mapping = mapping_of(v, vf), id;
+	struct key k = { 0 };
+	unsigned char ret = vf->ret;
+	enum vclass cls;
+	struct vloc *l;
+	char addr[32];
+	bool fresh;
+	size_t i;
+
+	key_add(&k, &mapping, sizeof(mapping));
+	key_add(&k, &f->ino, sizeof(f->ino));
+	key_add(&k, &f->dev, sizeof(f->dev));
+	key_add(&k, &f->off, sizeof(f->off));
+	key_add(&k, &ret, 1);
+	id = itab_get(&v->locs_t, k.p, k.len, &fresh);
+	free(k.p);
+	if (!fresh)
+		return id;
+	v->locs = grow(v->locs, id, &v->locs_cap, sizeof(*v->locs));
+	l = &v->locs[id];
+	memset(l, 0, sizeof(*l));
+	l->mapping = mapping;
+	l->off = f->off;
+	cls = mapping ? v->maps[mapping - 1].cls : VC_RAW;
+	if (!vf->n) {
+		l->raw = true;
+		l->n = 1;
+		l->lines = xcalloc(1, sizeof(*l->lines));
+		if (f->ino == 0 && f->dev == 0)
+			l->lines[0].func = func_id(v, "[vdso/anon]", NULL, NULL, VC_ANON);
+		else
+			l->lines[0].func = func_id(v, "[unknown]", mapping ? v->maps[mapping - 1].path : NULL,
+						   NULL, VC_RAW);
+		return id;
+	}
+	l->n = vf->n;
+	l->lines = xcalloc(vf->n, sizeof(*l->lines));
+	for (i = 0; i < vf->n; i++) {
+		const struct sym *s = &vf->lines[i];
+		const char *name = s->name;
+
+		if (!name) {
+			snprintf(addr, sizeof(addr), "0x%" PRIx64, s->off);
+			name = addr;
+		}
+		/* the lines' strings may be freed later: func_id copies them */
+		v->locs[id].lines[i].func = func_id(v, name, mapping ? v->maps[mapping - 1].path : vf->file,
+						    s->src, cls);
+		v->locs[id].lines[i].line = s->no_line ? 0 : s->line;
+	}
+	return id;
+}
+
+static void add_stack(struct views *v, const char *event, const char *comm, int pid, double ts,
+		      const uint32_t *locs, size_t n)
+{
+	struct key k = { 0 };
+	uint32_t ev = str_id(v, event), cm = str_id(v, comm), id;
+	struct vstack *s;
+	bool fresh;
+
+	key_add(&k, &ev, sizeof(ev));
+	key_add(&k, &cm, sizeof(cm));
+	key_add(&k, &pid, sizeof(pid));
+	key_add(&k, locs, n * sizeof(*locs));
+	id = itab_get(&v->stacks_t, k.p, k.len, &fresh);
+	free(k.p);
+	if (fresh) {
+		v->stacks = grow(v->stacks, id, &v->stacks_cap, sizeof(*v->stacks));
+		s = &v->stacks[id];
+		s->event = ev;
+		s->comm = cm;
+		s->pid = pid;
+		s->count = 0;
+		s->n = n;
+		s->locs = xmalloc((n ? n : 1) * sizeof(*locs));
+		memcpy(s->locs, locs, n * sizeof(*locs));
+	}
+	v->stacks[id].count++;
+	v->total++;
+	if (!v->have_ts || ts < v->ts_min)
+		v->ts_min = ts;
+	if (!v->have_ts || ts > v->ts_max)
+		v->ts_max = ts;
+	v->have_ts = true;
+}
+
+void views_add(struct views *v, const char *event, const char *comm, int pid, double ts,
+	       const struct vframe *frames, size_t n, bool cut)
+{
+	uint32_t *locs = xmalloc((n + 1) * sizeof(*locs));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		locs[i] = loc_of(v, &frames[i]);
+	if (cut)
+		locs[n++] = v->cut_loc;		/* the outermost */
+	add_stack(v, event, comm, pid, ts, locs, n);
+	free(locs);
+}
+
+void views_add_nostack(struct views *v, const char *event, const char *comm, int pid, double ts)
+{
+	add_stack(v, event, comm, pid, ts, &v->nostack_loc, 1);
+}
+
+size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap)
+{
+	size_t i, k, n = 0;
+
+	for (i = s->n; i-- > 0;) {
+		const struct vloc *l = &v->locs[s->locs[i]];
+
+		for (k = l->n; k-- > 0;) {
+			*buf = grow(*buf, n, cap, sizeof(**buf));
+			(*buf)[n++] = l->lines[k].func;
+		}
+	}
+	return n;
+}
+
+/* --- --top */
+
+struct row {
+	uint32_t	id;
+	unsigned long	total, self;
+	const char	*text;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+static double pct(unsigned long n, unsigned long of)
+{
+	return of ? 100.0 * (double)n / (double)of : 0.0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static void print_func(FILE *out, const struct vfunc *f)
+{
+	fputs(f->name, out);
+	if (f->file)
+		fprintf(out, " [%s]", base_name(f->file));
+}
+
+/* Like fold_name in report.c: no name can forge a frame or a line */
+static void put_folded(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
+}
+
+void views_top(const struct views *v, FILE *out, size_t limit)
+{
+	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
+	struct row *rows = xcalloc(nf ? nf : 1, sizeof(*rows));
+	size_t *mark = xcalloc(nf ? nf : 1, sizeof(*mark));
+	struct itab st = { 0 };
+	struct row *srows = NULL;
+	size_t srows_cap = 0;
+	uint32_t *seq = NULL;
+	char *text = NULL;
+	size_t text_len;
+	FILE *mem;
+
+	for (i = 0; i < nf; i++) {
+		rows[i].id = (uint32_t)i;
+		rows[i].text = v->funcs[i].name;
+	}
+	for (i = 0; i < v->stacks_t.n; i++) {
+		const struct vstack *s = &v->stacks[i];
+		bool fresh;
+		uint32_t id;
+
+		n = views_seq(v, s, &seq, &cap);
+		if (!n)
+			continue;
+		rows[seq[n - 1]].self += s->count;
+		for (j = 0; j < n; j++) {
+			if (mark[seq[j]] == i + 1)
+				continue;	/* recursion: once per stack */
+			mark[seq[j]] = i + 1;
+			rows[seq[j]].total += s->count;
+		}
+		/* the whole stack, as a folded line with its comm */
+		mem = open_memstream(&text, &text_len);
+		put_folded(mem, v->strs[s->comm]);
+		for (j = 0; j < n; j++) {
+			fputc(';', mem);
+			put_folded(mem, v->funcs[seq[j]].name);
+		}
+		fclose(mem);
+		id = itab_get(&st, text, text_len, &fresh);
+		if (fresh) {
+			srows = grow(srows, id, &srows_cap, sizeof(*srows));
+			srows[id].id = id;
+			srows[id].total = 0;
+			srows[id].self = 0;
+			srows[id].text = text;
+		} else {
+			free(text);
+		}
+		srows[id].total += s->count;
+		text = NULL;
+	}
+	for (i = 0; i < nf; i++)
+		if (rows[i].total)
+			rows[nrows++] = rows[i];
+	qsort(rows, nrows, sizeof(*rows), cmp_row);
+
+	fprintf(out, "# %lu events; children: the events whose stack holds the function, "
+		"self: those it is the innermost of\n", v->total);
+	fprintf(out, "# %8s %8s %8s %8s  function [file]\n", "children", "", "self", "");
+	for (i = 0; i < nrows && (!limit || i < limit); i++) {
+		fprintf(out, "%10lu %7.2f%% %8lu %7.2f%%  ", rows[i].total, pct(rows[i].total, v->total),
+			rows[i].self, pct(rows[i].self, v->total));
+		print_func(out, &v->funcs[rows[i].id]);
+		fputc('\n', out);
+	}
+	if (limit && nrows > limit)
+		fprintf(out, "# ... %zu functions more\n", nrows - limit);
+
+	if (st.n)
+		qsort(srows, st.n, sizeof(*srows), cmp_row);
+	fprintf(out, "\n# stacks by count: comm;outermost;...;innermost\n");
+	for (i = 0; i < st.n && (!limit || i < limit); i++)
+		fprintf(out, "%10lu %7.2f%%  %s\n", srows[i].total, pct(srows[i].total, v->total),
+			srows[i].text);
+	if (limit && st.n > limit)
+		fprintf(out, "# ... %zu stacks more\n", st.n - limit);
+	for (i = 0; i < st.n; i++)
+		free((char *)srows[i].text);
+	free(srows);
+	itab_free(&st);
+	free(seq);
+	free(mark);
+	free(rows);
+}
+
+/* --- --callers, --callees */
+
+#define NB_EDGE	UINT32_MAX	/* no caller (outermost) or no callee (self) */
+
+void views_neighbours(const struct views *v, FILE *out, const char *func, bool callees)
+{
+	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
+	struct row *rows = xcalloc(nf + 1, sizeof(*rows));
+	size_t *mark = xcalloc(nf + 1, sizeof(*mark));
+	bool *is = xcalloc(nf ? nf : 1, sizeof(*is));
+	unsigned long with = 0;
+	uint32_t *seq = NULL;
+	bool any = false;
+
+	for (i = 0; i < nf; i++) {
+		is[i] = !strcmp(v->funcs[i].name, func);
+		any |= is[i];
+		rows[i].id = (uint32_t)i;
+		rows[i].text = v->funcs[i].name;
+	}
+	rows[nf].id = NB_EDGE;
+	rows[nf].text = callees ? "[self]" : "[outermost]";
+	for (i = 0; i < v->stacks_t.n; i++) {
+		const struct vstack *s = &v->stacks[i];
+		bool found = false;
+
+		n = views_seq(v, s, &seq, &cap);
+		for (j = 0; j < n; j++) {
+			size_t nb;
+
+			if (!is[seq[j]])
+				continue;
+			found = true;
+			if (callees)
+				nb = j + 1 < n ? seq[j + 1] : nf;
+			else
+				nb = j > 0 ? seq[j - 1] : nf;
+			if (mark[nb] == i + 1)
+				continue;
+			mark[nb] = i + 1;
+			rows[nb].total += s->count;
+		}
+		if (found)
+			with += s->count;
+	}
+	for (i = 0; i <= nf; i++)
+		if (rows[i].total)
+			rows[nrows++] = rows[i];
+	qsort(rows, nrows, sizeof(*rows), cmp_row);
+	if (!any)
+		warnx_("no function is named %s", func);
+	fprintf(out, "# %s of %s: in %lu of %lu events (%.2f%%); %% of those %lu events\n",
+		callees ? "callees" : "callers", func, with, v->total, pct(with, v->total), with);
+	for (i = 0; i < nrows; i++) {
+		fprintf(out, "%10lu %7.2f%%  ", rows[i].total, pct(rows[i].total, with));
+		if (rows[i].id == NB_EDGE)
+			fputs(rows[i].text, out);
+		else
+			print_func(out, &v->funcs[rows[i].id]);
+		fputc('\n', out);
+	}
+	free(seq);
+	free(is);
+	free(mark);
+	free(rows);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ustack report's views of the stacks as a whole (views.c): --top,
+ * --callers, --callees, and the files of flame.c (--flamegraph) and
+ * pprof.c (--pprof).  The stacks are kept once each, as ids: functions,
+ * locations (a frame: its file, offset and lines), mappings (files).
+ */
+#ifndef USTACK_VIEWS_H
+#define USTACK_VIEWS_H
+
+#include "ustack.h"
+
+/* The colour class of a frame in the flame graph */
+enum vclass {
+	VC_PROGRAM,	/* a file that is not a shared library: the traced program */
+	VC_LIBRARY,	/* a shared library (its name holds ".so") */
+	VC_ANON,	/* anonymous memory or the vdso (inode 0) */
+	VC_RAW,		/* not symbolised: file gone, never named, no VMA */
+	VC_NOSTACK,	/* [no user stack] */
+	VC_OTHER,	/* the comm, [cut] */
+	VC_N
+};
+extern const char *const vclass_names[VC_N];
+
+/* A frame as report has it, handed to views_add */
+struct vframe {
+	const struct frame	*f;
+	bool			ret;	/* a return address (not the innermost) */
+	const char		*file;	/* the path inode_cache gave, or NULL */
+	const char		*build_id; /* the file's, in hex, or NULL */
+	const struct sym	*lines;	/* innermost first; n == 0: raw */
+	size_t			n;
+};
+
+struct vfunc {
+	const char	*name;
+	const char	*file;		/* the object file, or NULL */
+	const char	*src;		/* the source file, or NULL */
+	enum vclass	cls;
+};
+
+struct vline {
+	uint32_t	func;		/* index in funcs */
+	int		line;
+};
+
+struct vloc {
+	uint32_t	mapping;	/* index + 1 in maps; 0: none */
+	uint64_t	off;		/* file offset, or address */
+	bool		raw;		/* no symbol: pprof gives no line */
+	size_t		n;
+	struct vline	*lines;		/* innermost first; at least one */
+};
+
+struct vmapping {
+	const char	*path;
+	const char	*build_id;	/* or NULL */
+	uint64_t	max_off;
+	enum vclass	cls;
+};
+
+struct vstack {
+	uint32_t	event, comm;	/* indexes in strs */
+	int		pid;
+	unsigned long	count;
+	size_t		n;
+	uint32_t	*locs;		/* innermost first */
+};
+
+/* An interning table: a key of bytes -> an index */
+struct itab {
+	struct map	*m;
+	size_t		n;
+};
+
+uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh);
+void itab_free(struct itab *t);
+
+struct views {
+	struct itab	strs_t, funcs_t, locs_t, maps_t, stacks_t;
+	char		**strs;
+	struct vfunc	*funcs;
+	struct vloc	*locs;
+	struct vmapping	*maps;
+	struct vstack	*stacks;
+	size_t		strs_cap, funcs_cap, locs_cap, maps_cap, stacks_cap;
+	unsigned long	total;		/* events */
+	uint32_t	nostack_loc, cut_loc;
+	double		ts_min, ts_max;
+	bool		have_ts;
+};
+
+struct views *views_new(void);
+void views_free(struct views *v);
+/* One event with its stack, frames innermost first */
+void views_add(struct views *v, const char *event, const char *comm, int pid, double ts,
+	       const struct vframe *frames, size_t n, bool cut);
+/* One event whose stack never came */
+void views_add_nostack(struct views *v, const char *event, const char *comm, int pid, double ts);
+
+/* A stack as functions, outer to inner (with [cut] first); returns how many */
+size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap);
+
+void views_top(const struct views *v, FILE *out, size_t limit);
+void views_neighbours(const struct views *v, FILE *out, const char *func, bool callees);
+
+/* flame.c, pprof.c: 0, or -1 with an error said */
+int flame_write(const struct views *v, const char *path);
+int pprof_write(const struct views *v, const char *path);
+
+/* progress.c: a line on standard error when it is a terminal */
+void progress_start(const char *path);
+void progress_tick(unsigned long records);
+void progress_end(void);
+
+#endif

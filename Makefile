@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all deps source tree export status kernel ustack run test test-debug test-mutations stress bench help
+.PHONY: all deps source tree export status kernel ustack run test test-debug test-mutations stress bench bench-kernel bench-ustack help
 
 all: help
 
@@ -41,7 +41,13 @@ run: kernel ustack
 test: deps
 	@$(S)/test
 
-bench: ustack
+bench: bench-kernel bench-ustack
+
+# The kernel's cost of a stack, beside perf, in the VM (about 25 min)
+bench-kernel: kernel
+	@bench/kernel
+
+bench-ustack: ustack
 	@ustack/tests/bench
 
 test-debug: deps ustack

@@ -119,7 +119,7 @@ static const char *set_path(struct input *in, const char *s, size_t len)
 
 static void dat_open(struct input *in, const char *path)
 {
-	struct tep_event *ev;
+	const char *lacks;
 
 	/*
 	 * tracecmd_open() is open_head + init_data; on a file cut short,
@@ -147,10 +147,11 @@ static void dat_open(struct input *in, const char *path)
 		    "or inode_cache: it was not made on a kernel with the deferred user stack series",
 		    path);
 	/* Every field this reader takes must be in the formats, by name */
-	ev = in->ev_stack;
-	if (!tep_find_field(in->ev_cookie, "cookie") || !tep_find_field(ev, "cookie") ||
-	    !tep_find_field(ev, "lost") || !tep_find_field(ev, "addrs") ||
-	    !tep_find_field(ev, "inodes") || !tep_find_field(ev, "devs") ||
+	lacks = stack_format_lacks(in->ev_stack);
+	if (lacks)
+		die("%s: user_unwind_stack has no field %s: the recording was made on a kernel "
+		    "whose stack records ustack cannot read (a series before v8)", path, lacks);
+	if (!tep_find_field(in->ev_cookie, "cookie") ||
 	    !tep_find_field(in->ev_inode, "ino") || !tep_find_field(in->ev_inode, "dev") ||
 	    !tep_find_field(in->ev_inode, "err") || !tep_find_field(in->ev_inode, "path"))
 		die("%s: the formats of the series' events lack a field ustack reads", path);
@@ -202,33 +203,20 @@ static const unsigned char *dat_array(struct input *in, struct tep_event *ev,
 
 static bool dat_stack(struct input *in, struct tep_record *r, struct rec *rec)
 {
-	struct tep_event *ev = in->ev_stack;
-	unsigned long long cookie, lost;
-	const unsigned char *a, *i, *d;
-	size_t na, ni, nd, k;
+	struct stack_frames sf = { .frames = in->frames, .cap = in->frames_cap };
+	const char *why = NULL;
+	bool ok = stack_decode(in->ev_stack, r, &sf, &why);
 
-	if (!dat_num(in, ev, r, "cookie", &cookie) || !dat_num(in, ev, r, "lost", &lost))
+	in->frames = sf.frames;
+	in->frames_cap = sf.cap;
+	if (!ok) {
+		malformed(in, "user_unwind_stack: %s", why);
 		return false;
-	a = dat_array(in, ev, r, "addrs", 8, &na);
-	i = a ? dat_array(in, ev, r, "inodes", 8, &ni) : NULL;
-	d = i ? dat_array(in, ev, r, "devs", 4, &nd) : NULL;
-	if (!d)
-		return false;
-	if (na != ni || na != nd) {
-		malformed(in, "user_unwind_stack with %zu addresses, %zu inodes and %zu devices",
-			  na, ni, nd);
-		return false;
-	}
-	want_frames(in, na);
-	for (k = 0; k < na; k++) {
-		in->frames[k].off = tep_read_number(in->tep, a + 8 * k, 8);
-		in->frames[k].ino = tep_read_number(in->tep, i + 8 * k, 8);
-		in->frames[k].dev = (uint32_t)tep_read_number(in->tep, d + 4 * k, 4);
 	}
 	rec->type = REC_STACK;
-	rec->cookie = cookie;
-	rec->lost = lost;
-	rec->nr = na;
+	rec->cookie = sf.cookie;
+	rec->lost = sf.lost;
+	rec->nr = sf.nr;
 	rec->frames = in->frames;
 	return true;
 }

@@ -33,6 +33,7 @@
 struct recorder {
 	struct tep_handle	*tep;
 	struct tep_event	*cookie, *stack, *inode;
+	struct stack_frames	frames;		/* the stack being printed */
 	struct trace_seq	seq;
 	FILE			*out;
 	unsigned long		records, stacks, lost;
@@ -256,35 +257,27 @@ static const void *array(struct tep_event *ev, const char *name, struct tep_reco
 
 static void print_stack(struct recorder *r, struct tep_record *rec)
 {
-	size_t na, ni, nd, i;
-	const unsigned char *a = array(r->stack, "addrs", rec, 8, &na);
-	const unsigned char *in = array(r->stack, "inodes", rec, 8, &ni);
-	const unsigned char *d = array(r->stack, "devs", rec, 4, &nd);
-	uint64_t lost = val(r->stack, "lost", rec);
+	const char *why = NULL;
 
-	fprintf(r->out, "<user stack unwind>\ncookie=%" PRIx64, val(r->stack, "cookie", rec));
-	if (lost)
-		fprintf(r->out, " lost=%" PRIu64, lost);
+	if (!stack_decode(r->stack, rec, &r->frames, &why)) {
+		warnx_("a user_unwind_stack record is malformed (%s): left out", why);
+		return;
+	}
+	fprintf(r->out, "<user stack unwind>\ncookie=%" PRIx64, r->frames.cookie);
+	if (r->frames.lost)
+		fprintf(r->out, " lost=%" PRIu64, r->frames.lost);
 	fputc('\n', r->out);
-	if (ni < na)
-		na = ni;
-	if (nd < na)
-		na = nd;
-	for (i = 0; i < na; i++) {
-		uint64_t off, ino;
-		uint32_t dev;
+	for (size_t i = 0; i < r->frames.nr; i++) {
+		const struct frame *f = &r->frames.frames[i];
 
-		memcpy(&off, a + 8 * i, 8);
-		memcpy(&ino, in + 8 * i, 8);
-		memcpy(&dev, d + 4 * i, 4);
-		fprintf(r->out, " =>  <%016" PRIx64 "> : ", off);
-		if (ino == USTACK_NO_VMA)
+		fprintf(r->out, " =>  <%016" PRIx64 "> : ", f->off);
+		if (f->ino == USTACK_NO_VMA)
 			fputs("-1", r->out);
-		else if (ino == USTACK_NO_MM_LOCK)
+		else if (f->ino == USTACK_NO_MM_LOCK)
 			fputs("-2", r->out);
 		else
-			fprintf(r->out, "%" PRIu64, ino);
-		fprintf(r->out, " : %u:%u\n", KDEV_MAJOR(dev), KDEV_MINOR(dev));
+			fprintf(r->out, "%" PRIu64, f->ino);
+		fprintf(r->out, " : %u:%u\n", KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev));
 	}
 	r->stacks++;
 }
@@ -703,6 +696,9 @@ int cmd_record(int argc, char **argv)
 	r.inode = tep_find_event_by_name(r.tep, "ftrace", "inode_cache");
 	if (!r.cookie || !r.stack || !r.inode)
 		die("this kernel lacks the user_unwind_cookie, user_unwind_stack or inode_cache event");
+	if (stack_format_lacks(r.stack))
+		die("this kernel's user_unwind_stack has no field %s: ustack reads the layout "
+		    "of series v8 and later", stack_format_lacks(r.stack));
 	r.build_id = tep_find_field(r.inode, "build_id") != NULL;
 
 	r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
@@ -822,6 +818,7 @@ int cmd_record(int argc, char **argv)
 	fprintf(stderr, "ustack: %lu records, %lu stacks, %lu events lost, written to %s\n",
 		r.records, r.stacks, r.lost, out_path);
 	trace_seq_destroy(&r.seq);
+	free(r.frames.frames);
 	map_free(r.proc_tried, NULL);
 	tep_free(r.tep);
 	for (i = 0; i < nevents; i++)

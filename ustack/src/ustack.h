@@ -27,6 +27,21 @@ struct frame {
 	uint32_t	dev;
 };
 
+/* A user_unwind_stack record, decoded by stack_decode() (stackrec.c) */
+struct stack_frames {
+	uint64_t	cookie;
+	uint64_t	lost;
+	struct frame	*frames;	/* innermost first; grown as needed */
+	size_t		nr;
+	size_t		cap;
+};
+
+struct tep_event;
+struct tep_record;
+const char *stack_format_lacks(struct tep_event *ev);
+bool stack_decode(struct tep_event *ev, struct tep_record *r, struct stack_frames *out,
+		  const char **why);
+
 enum rec_type {
 	REC_EVENT,	/* any event that may ask for a stack */
 	REC_COOKIE,	/* user_unwind_cookie */

@@ -10,5 +10,6 @@ set key top left
 set grid
 set xtics (8, 36, 128)
 set logscale x 2
+set xrange [6:170]
 modes = 'none events immediate deferred perf-events perf-fp perf-fp-defer'
 plot for [m in modes] dir.'/plot-2-'.m.'.dat' using 1:2:3:4 with yerrorlines title m

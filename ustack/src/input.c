@@ -162,42 +162,27 @@ static void dat_open(struct input *in, const char *path)
 	in->dat = true;
 }
 
-/* A fixed field, by name, inside the record */
+/* A field of the record, by name; a record too short is malformed */
 static bool dat_num(struct input *in, struct tep_event *ev, struct tep_record *r,
 		    const char *name, unsigned long long *v)
 {
-	struct tep_format_field *f = tep_find_field(ev, name);
+	const char *why = NULL;
 
-	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > r->size) {
-		malformed(in, "%s record too short for its field %s", ev->name, name);
-		return false;
-	}
-	if (tep_read_number_field(f, r->data, v)) {
-		malformed(in, "%s: field %s cannot be read", ev->name, name);
-		return false;
-	}
-	return true;
+	if (field_num(ev, r, name, v, &why))
+		return true;
+	malformed(in, "%s: field %s: %s", ev->name, name, why);
+	return false;
 }
 
-/* A __data_loc array, by name, checked to lie inside the record */
 static const unsigned char *dat_array(struct input *in, struct tep_event *ev,
 				      struct tep_record *r, const char *name,
 				      size_t elem, size_t *nr)
 {
-	struct tep_format_field *f = tep_find_field(ev, name);
-	const unsigned char *p, *start = r->data;
-	int len = 0;
+	const char *why = NULL;
+	const unsigned char *p = field_array(ev, r, name, elem, nr, &why);
 
-	if (!f || f->offset < 0 || f->offset + f->size > r->size) {
-		malformed(in, "%s record too short for its field %s", ev->name, name);
-		return NULL;
-	}
-	p = tep_get_field_raw(NULL, ev, name, r, &len, 0);
-	if (!p || len < 0 || p < start || p + len > start + r->size || (size_t)len % elem) {
-		malformed(in, "%s: array %s lies outside its record", ev->name, name);
-		return NULL;
-	}
-	*nr = (size_t)len / elem;
+	if (!p)
+		malformed(in, "%s: array %s: %s", ev->name, name, why);
 	return p;
 }
 

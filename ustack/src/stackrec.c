@@ -13,7 +13,7 @@
 #include "ustack.h"
 
 /* A __data_loc array, by name, checked to lie inside the record */
-static const unsigned char *field_array(struct tep_event *ev, struct tep_record *r,
+const unsigned char *field_array(struct tep_event *ev, struct tep_record *r,
 					const char *name, size_t elem, size_t *nr,
 					const char **why)
 {
@@ -34,7 +34,8 @@ static const unsigned char *field_array(struct tep_event *ev, struct tep_record 
 	return p;
 }
 
-static bool field_num(struct tep_event *ev, struct tep_record *r, const char *name,
+/* A fixed field, by name, checked to lie inside the record */
+bool field_num(struct tep_event *ev, struct tep_record *r, const char *name,
 		      unsigned long long *v, const char **why)
 {
 	struct tep_format_field *f = tep_find_field(ev, name);

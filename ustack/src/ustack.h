@@ -39,6 +39,12 @@ struct stack_frames {
 struct tep_event;
 struct tep_record;
 const char *stack_format_lacks(struct tep_event *ev);
+/* Fields of a record by name, checked to lie inside it; *why says why not */
+bool field_num(struct tep_event *ev, struct tep_record *r, const char *name,
+	       unsigned long long *v, const char **why);
+const unsigned char *field_array(struct tep_event *ev, struct tep_record *r,
+				 const char *name, size_t elem, size_t *nr,
+				 const char **why);
 bool stack_decode(struct tep_event *ev, struct tep_record *r, struct stack_frames *out,
 		  const char **why);
 

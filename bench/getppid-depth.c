@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel benchmark's workload: nest DEPTH frames deep (with frame
- * pointers), then call getppid(2) CALLS times through an inline syscall,
- * so that the user stack is the same for every call. Prints the mean
- * time of one call, in ns.
+ * pointers), then call getppid(2) WARMUP times (default 0), and CALLS
+ * times more through an inline syscall, so that the user stack is the same
+ * for every call. Prints the mean time of one of the CALLS, in ns: the
+ * warm-up keeps one-off costs out of it, such as reading the names of the
+ * files of the first stack.
  *
- *   getppid-depth DEPTH CALLS
+ *   getppid-depth DEPTH CALLS [WARMUP]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +32,15 @@ static double now_ns(void)
 }
 
 /* Not a tail call: each level keeps a frame */
-static __attribute__((noinline)) long nest(int depth, long calls)
+static __attribute__((noinline)) long nest(int depth, long calls, long warmup)
 {
 	long i, sum = 0;
 	double t0;
 
 	if (depth > 1)
-		return nest(depth - 1, calls) + 1;
+		return nest(depth - 1, calls, warmup) + 1;
+	for (i = 0; i < warmup; i++)
+		sum += raw_getppid();
 	t0 = now_ns();
 	for (i = 0; i < calls; i++)
 		sum += raw_getppid();
@@ -46,13 +50,14 @@ static __attribute__((noinline)) long nest(int depth, long calls)
 
 int main(int argc, char **argv)
 {
+	long calls, warmup = 0;
 	int depth;
-	long calls;
 
-	if (argc != 3 || (depth = atoi(argv[1])) < 1 ||
-	    (calls = atol(argv[2])) < 1) {
-		fprintf(stderr, "usage: %s DEPTH CALLS\n", argv[0]);
+	if (argc < 3 || argc > 4 || (depth = atoi(argv[1])) < 1 ||
+	    (calls = atol(argv[2])) < 1 ||
+	    (argc == 4 && (warmup = atol(argv[3])) < 0)) {
+		fprintf(stderr, "usage: %s DEPTH CALLS [WARMUP]\n", argv[0]);
 		return 2;
 	}
-	return nest(depth, calls) < 0;
+	return nest(depth, calls, warmup) < 0;
 }

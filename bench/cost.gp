@@ -5,7 +5,8 @@ set terminal pngcairo size 900,560 noenhanced
 set output dir.'/cost.png'
 set title 'Cost of a user stack per kernel entry (2 events per entry; median and IQR)'
 set xlabel 'user stack depth (frames)'
-set ylabel 'ns per getppid(2) call (TCG)'
+if (!exists("unit")) unit = 'ns (TCG)'
+set ylabel unit.' per getppid(2) call'
 set key top left
 set grid
 set xtics (8, 36, 128)

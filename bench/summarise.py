@@ -75,6 +75,16 @@ def main(run):
 
     d, e = 36, 2
     dd = get(d, e, "deferred", "added")
+    try:
+        with open(f"{run}/clock") as f:
+            clock = f.read().strip()
+    except OSError:
+        clock = "wall"
+    if clock == "icount":
+        out.append("clock: icount (QEMU -icount shift=0): each ns below is one "
+                   "instruction run in the guest")
+    else:
+        out.append("clock: the host's (TCG): ns of wall-clock time, noisy")
     out.append(f"depth {d}, {e} events per entry (medians of "
                f"{get(d, e, 'deferred', 'reps')} reps):")
     for m in ("events", "immediate", "deferred", "perf-events", "perf-fp", "perf-fp-defer"):

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <trace-cmd.h>
@@ -121,40 +122,57 @@ static const char *set_path(struct input *in, const char *s, size_t len)
 
 /* --- trace.dat, with libtracecmd and libtraceevent */
 
+/* How the header probe's child ends when it did not crash */
+enum { PROBE_READ = 0, PROBE_UNREADABLE = 3 };
+
 /*
  * libtraceevent 1.7 can crash parsing a damaged event format (found by
  * tests/fuzz, seed 19308).  The headers, formats among them, are parsed
  * first in a child, so that such a file gets an error rather than a
- * crash; the parse costs milliseconds.
+ * crash; the parse costs milliseconds.  A file the child cannot open is
+ * left to the parse that counts, which says why.
  */
 static void dat_probe_headers(const char *path)
 {
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+	const struct rlimit no_core = { 0, 0 };
 	struct tracecmd_input *h;
 	int status, null;
 	pid_t pid;
 
+	/* With SIGCHLD ignored, the child could not be waited for */
+	sigaction(SIGCHLD, &dfl, &old_chld);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		die("%s: cannot fork to read the recording's headers: %s", path, strerror(errno));
 	if (!pid) {
-		/* Its warnings come again from the parse that counts */
+		/* Its output comes again from the parse that counts */
 		null = open("/dev/null", O_WRONLY);
-		if (null >= 0)
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
 			dup2(null, STDERR_FILENO);
-		/* Die of the signal, even under ASan, which would exit 1 */
-		signal(SIGSEGV, SIG_DFL);
-		signal(SIGBUS, SIG_DFL);
-		signal(SIGFPE, SIG_DFL);
+			close(null);
+		}
+		/* Die of the signal, even under ASan, and leave no core */
+		sigaction(SIGSEGV, &dfl, NULL);
+		sigaction(SIGBUS, &dfl, NULL);
+		sigaction(SIGFPE, &dfl, NULL);
+		setrlimit(RLIMIT_CORE, &no_core);
 		h = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
-		_exit(h ? 0 : 1);
+		_exit(h ? PROBE_READ : PROBE_UNREADABLE);
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("%s: waiting for the header probe: %s", path, strerror(errno));
+	sigaction(SIGCHLD, &old_chld, NULL);
 	if (WIFSIGNALED(status))
 		die("%s: reading its headers crashed libtraceevent (%s): the recording is corrupt",
 		    path, strsignal(WTERMSIG(status)));
+	/* A sanitizer's report, for one */
+	if (WEXITSTATUS(status) != PROBE_READ && WEXITSTATUS(status) != PROBE_UNREADABLE)
+		die("%s: reading its headers failed in libtraceevent (exit %d): the recording is corrupt",
+		    path, WEXITSTATUS(status));
 }
 
 static void dat_open(struct input *in, const char *path)

@@ -45,53 +45,6 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t name)
 	return (uint32_t)t->n++;
 }
 
-/*
- * A string as a JS string literal: valid UTF-8 is kept, any other byte
- * becomes U+FFFD; quotes, backslashes, controls and '<' are escaped, so
- * that no name can end the <script>.
- */
-static void js_str(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', out);
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = 0, k;
-
-		if (c < 0x80) {
-			if (c == '"' || c == '\\')
-				fprintf(out, "\\%c", c);
-			else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f)
-				fprintf(out, "\\u%04x", c);
-			else
-				fputc(c, out);
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			len = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 3;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 4;
-		for (k = 1; k < len; k++)
-			if ((p[k] & 0xc0) != 0x80)
-				break;
-		/* no overlong forms, surrogates or code points past U+10FFFF */
-		if (len && k == len &&
-		    !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0) &&
-		    !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90)) {
-			fwrite(p, 1, len, out);
-			p += len;
-		} else {
-			fputs("\\ufffd", out);
-			p++;
-		}
-	}
-	fputc('"', out);
-}
-
 struct emit {
 	const struct tree	*t;
 	const char		**names;
@@ -251,7 +204,7 @@ int flame_write(const struct views *v, const char *path)
 	for (i = 0; i < nf + ns; i++) {
 		if (i)
 			fputc(',', out);
-		js_str(out, names[i]);
+		text_js(out, names[i]);
 	}
 	fputs("];\nvar K=[", out);
 	for (i = 0; i < nf + ns; i++)

@@ -88,6 +88,10 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t path_unescape(char *s);
 void path_escape(FILE *out, const char *s, size_t len);
 
+/* text.c: names as text for the files report writes */
+char *text_utf8(const char *s);
+void text_js(FILE *out, const char *s);
+
 /* map.c: a hash map from a pair of u64 to a pointer */
 struct map;
 struct map *map_new(void);

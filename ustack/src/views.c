@@ -121,7 +121,7 @@ static uint32_t str_id(struct views *v, const char *s)
 
 	if (fresh) {
 		v->strs = grow(v->strs, id, &v->strs_cap, sizeof(*v->strs));
-		v->strs[id] = xstrdup(s);
+		v->strs[id] = text_utf8(s);
 	}
 	return id;
 }

@@ -8,10 +8,19 @@
  * one event name, comm and pid, with labels event, comm (strings) and
  * pid (a number).  Locations are the frames (a location's lines: the
  * inlined calls innermost first, then the function); a raw frame is a
- * location with an address and no line.  Each file is a mapping with its
- * path (and build-id, when the trace gives one); as the trace has file
- * offsets, not addresses, mapping k is placed at k << 40 with file
- * offset 0, so that an address is the mapping's start + the offset.
+ * location with an address and no line.  Every string goes through
+ * text_utf8(), as string_table must be UTF-8.
+ *
+ * The trace has file offsets.  A file ustack opened has a mapping per
+ * PT_LOAD segment that holds frames, as the loader would map it at its
+ * own addresses: from p_vaddr for p_memsz, file offset p_offset; a frame
+ * at file offset off is at off - p_offset + p_vaddr, the address the
+ * binary's symbols use.  go tool pprof needs that address: it looks a
+ * location's address up in the binary as it is (its objTool has no load
+ * base), for -disasm.  So the mappings of two files may overlap; each
+ * location names its own.  The frames of a file not opened, or outside
+ * its segments, are in a made-up mapping: the file's index + 1 shifted
+ * by 40 bits, file offset 0, a frame at that start + its offset.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +30,6 @@
 #include "profile.pb-c.h"
 #include "views.h"
 
-#define MAPPING_SHIFT	40
 
 struct strings {
 	struct itab	t;
@@ -29,6 +37,7 @@ struct strings {
 	size_t		cap;
 };
 
+/* A string's index in string_table: each string once, as valid UTF-8 */
 static int64_t sid(struct strings *s, const char *str)
 {
 	bool fresh;
@@ -42,9 +51,26 @@ static int64_t sid(struct strings *s, const char *str)
 			s->cap = s->cap ? s->cap * 2 : 256;
 			s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
 		}
-		s->v[id] = (char *)str;	/* the views' strings outlive the profile */
+		s->v[id] = text_utf8(str);
 	}
 	return id;
+}
+
+/* The PT_LOAD of a file that holds file offset off, or m->nloads: none */
+static size_t load_of(const struct vmapping *m, uint64_t off)
+{
+	size_t j;
+
+	for (j = 0; j < m->nloads; j++)
+		if (off >= m->loads[j].offset && off - m->loads[j].offset < m->loads[j].filesz)
+			return j;
+	return m->nloads;
+}
+
+/* The start of file i's made-up mapping */
+static uint64_t made_up(size_t i)
+{
+	return (uint64_t)(i + 1) << 40;
 }
 
 static int write_gz(const char *path, const uint8_t *buf, size_t len)
@@ -89,8 +115,9 @@ int pprof_write(const struct views *v, const char *path)
 	Perftools__Profiles__Location *locs = xcalloc(nl + 1, sizeof(*locs));
 	Perftools__Profiles__Location **plocs = xcalloc(nl + 1, sizeof(*plocs));
 	Perftools__Profiles__Line *lines, **plines;
-	Perftools__Profiles__Mapping *maps = xcalloc(nm + 1, sizeof(*maps));
-	Perftools__Profiles__Mapping **pmaps = xcalloc(nm + 1, sizeof(*pmaps));
+	Perftools__Profiles__Mapping *maps, **pmaps;
+	size_t *first, *loc_slot, nmaps = 0;
+	uint64_t *slot_id;
 	Perftools__Profiles__Function *funcs = xcalloc(nf + 1, sizeof(*funcs));
 	Perftools__Profiles__Function **pfuncs = xcalloc(nf + 1, sizeof(*pfuncs));
 	struct strings strs = { 0 };
@@ -111,7 +138,7 @@ int pprof_write(const struct views *v, const char *path)
 	k_comm = sid(&strs, "comm");
 	k_pid = sid(&strs, "pid");
 	comment = sid(&strs, "ustack report --pprof: one sample per distinct stack, event, comm "
-		      "and pid; addresses are mapping start + file offset");
+		      "and pid; addresses are the binaries' own (p_vaddr-based)");
 	prof.n_comment = 1;
 	prof.comment = &comment;
 	if (v->have_ts)
@@ -152,19 +179,50 @@ int pprof_write(const struct views *v, const char *path)
 	prof.n_sample = ns;
 	prof.sample = psamples;
 
-	for (i = 0; i < nm; i++) {
-		Perftools__Profiles__Mapping *m = &maps[i];
+	/*
+	 * The mappings: per file, a slot for each PT_LOAD and one for the
+	 * made-up mapping; a slot is a mapping when a location is in it.
+	 */
+	first = xcalloc(nm + 1, sizeof(*first));
+	for (i = 0; i < nm; i++)
+		first[i + 1] = first[i] + v->maps[i].nloads + 1;
+	slot_id = xcalloc(first[nm] + 1, sizeof(*slot_id));
+	loc_slot = xcalloc(nl + 1, sizeof(*loc_slot));
+	for (i = 0; i < nl; i++) {
+		const struct vloc *vl = &v->locs[i];
 
-		perftools__profiles__mapping__init(m);
-		m->id = i + 1;
-		m->memory_start = (uint64_t)(i + 1) << MAPPING_SHIFT;
-		m->memory_limit = m->memory_start + v->maps[i].max_off + 1;
-		m->file_offset = 0;
-		m->filename = sid(&strs, v->maps[i].path);
-		m->build_id = sid(&strs, v->maps[i].build_id);
-		pmaps[i] = m;
+		if (!vl->mapping)
+			continue;
+		loc_slot[i] = first[vl->mapping - 1] + load_of(&v->maps[vl->mapping - 1], vl->off);
+		slot_id[loc_slot[i]] = 1;
 	}
-	prof.n_mapping = nm;
+	maps = xcalloc(first[nm] + 1, sizeof(*maps));
+	pmaps = xcalloc(first[nm] + 1, sizeof(*pmaps));
+	for (i = 0; i < nm; i++) {
+		const struct vmapping *vm = &v->maps[i];
+
+		for (k = 0; k <= vm->nloads; k++) {
+			size_t slot = first[i] + k;
+			Perftools__Profiles__Mapping *m = &maps[nmaps];
+
+			if (!slot_id[slot])
+				continue;
+			perftools__profiles__mapping__init(m);
+			m->id = slot_id[slot] = ++nmaps;
+			m->filename = sid(&strs, vm->path);
+			m->build_id = sid(&strs, vm->build_id);
+			if (k < vm->nloads) {
+				m->memory_start = vm->loads[k].vaddr;
+				m->memory_limit = m->memory_start + vm->loads[k].memsz;
+				m->file_offset = vm->loads[k].offset;
+			} else {
+				m->memory_start = made_up(i);
+				m->memory_limit = m->memory_start + vm->max_off + 1;
+			}
+			pmaps[nmaps - 1] = m;
+		}
+	}
+	prof.n_mapping = nmaps;
 	prof.mapping = pmaps;
 
 	for (i = 0; i < nl; i++)
@@ -178,13 +236,24 @@ int pprof_write(const struct views *v, const char *path)
 
 		perftools__profiles__location__init(l);
 		l->id = i + 1;
-		l->mapping_id = vl->mapping;
-		l->address = vl->mapping ? ((uint64_t)vl->mapping << MAPPING_SHIFT) + vl->off : vl->off;
-		if (vl->mapping && !vl->raw) {
-			maps[vl->mapping - 1].has_functions = 1;
-			maps[vl->mapping - 1].has_filenames = 1;
-			maps[vl->mapping - 1].has_line_numbers = 1;
-			maps[vl->mapping - 1].has_inline_frames = 1;
+		l->address = vl->off;
+		if (vl->mapping) {
+			const struct vmapping *vm = &v->maps[vl->mapping - 1];
+			size_t seg = loc_slot[i] - first[vl->mapping - 1];
+			Perftools__Profiles__Mapping *m = &maps[slot_id[loc_slot[i]] - 1];
+
+			l->mapping_id = m->id;
+			if (seg < vm->nloads) {
+				l->address = vl->off - vm->loads[seg].offset + vm->loads[seg].vaddr;
+				/* As pprof wants it: inside the call, not after it */
+				if (vl->ret && vl->off > vm->loads[seg].offset)
+					l->address--;
+			} else {
+				l->address = made_up(vl->mapping - 1) + vl->off;
+			}
+			if (!vl->raw)
+				m->has_functions = m->has_filenames = m->has_line_numbers =
+					m->has_inline_frames = 1;
 		}
 		if (!vl->raw) {
 			l->n_line = vl->n;
@@ -224,6 +293,8 @@ int pprof_write(const struct views *v, const char *path)
 	ret = write_gz(path, buf, len);
 
 	free(buf);
+	for (i = 0; i < strs.t.n; i++)
+		free(strs.v[i]);
 	free(strs.v);
 	itab_free(&strs.t);
 	free(samples);
@@ -238,6 +309,9 @@ int pprof_write(const struct views *v, const char *path)
 	free(plines);
 	free(maps);
 	free(pmaps);
+	free(first);
+	free(slot_id);
+	free(loc_slot);
 	free(funcs);
 	free(pfuncs);
 	return ret;

@@ -789,6 +789,8 @@ int cmd_report(int argc, char **argv)
 	rep.paths = map_new();
 
 	rep.syms = symbols_new();
+	if (rep.views)
+		rep.views->syms = rep.syms;
 	rep.pending_event = map_new();
 	rep.waiting = map_new();
 	rep.task_cookie = map_new();

@@ -578,6 +578,43 @@ static bool offset_to_address(struct file *file, uint64_t off, Dwarf_Addr *addr)
 	return false;
 }
 
+/*
+ * The build-id and PT_LOAD segments of the file the frames of (ino, dev)
+ * are in, from the ELF that libdwfl opened for its symbols: the binary
+ * (the file, or its copy under --binaries), never a separate debug file,
+ * whose program headers no longer give file offsets.
+ */
+bool symbols_elf(struct symbols *syms, uint64_t ino, uint32_t dev, struct elf_layout *out)
+{
+	struct file *file = map_get(syms->files, ino, dev);
+	const unsigned char *id;
+	GElf_Addr bias, vaddr;
+	Elf *elf;
+	size_t i, n;
+	int len;
+
+	memset(out, 0, sizeof(*out));
+	if (!file || file->state != FILE_OK || !file->mod)
+		return false;
+	elf = dwfl_module_getelf(file->mod, &bias);
+	if (!elf || elf_getphdrnum(elf, &n))
+		return false;
+	len = dwfl_module_build_id(file->mod, &id, &vaddr);
+	if (len > 0 && len <= BUILD_ID_MAX)
+		hex(out->build_id, id, (size_t)len);
+	out->loads = xcalloc(n ? n : 1, sizeof(*out->loads));
+	for (i = 0; i < n; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD)
+			out->loads[out->nloads++] = (struct elf_load) {
+				.vaddr = ph->p_vaddr, .offset = ph->p_offset,
+				.filesz = ph->p_filesz, .memsz = ph->p_memsz,
+			};
+	}
+	return true;
+}
+
 /* Memory that lives as long as the file */
 static void *file_alloc(struct file *file, size_t size)
 {

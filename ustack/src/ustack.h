@@ -142,6 +142,20 @@ size_t symbols_resolve(struct symbols *syms, const struct frame *f,
 		       bool return_address, const struct sym **lines, const char **why);
 /* One line as report prints it, without indent or newline */
 void symbols_print(FILE *out, const struct sym *s);
+/* A loadable segment (PT_LOAD) of an ELF file, as its program header says */
+struct elf_load {
+	uint64_t	vaddr, offset, filesz, memsz;
+};
+struct elf_layout {
+	char		build_id[2 * 20 + 1];	/* hex; "" when the file has none */
+	size_t		nloads;
+	struct elf_load	*loads;		/* malloc'd: the caller frees it */
+};
+/*
+ * The ELF of the frames of (ino, dev), when symbols_resolve opened it (for
+ * --pprof's mappings): its build-id and PT_LOAD segments.  false: not opened.
+ */
+bool symbols_elf(struct symbols *syms, uint64_t ino, uint32_t dev, struct elf_layout *out);
 struct symbols_stats {
 	size_t files;		/* named by inode_cache */
 	size_t unknown_inodes;	/* frames in files never named */

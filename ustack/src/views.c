@@ -200,6 +200,8 @@ void views_free(struct views *v)
 		free(v->locs[i].lines);
 	for (i = 0; i < v->stacks_t.n; i++)
 		free(v->stacks[i].locs);
+	for (i = 0; i < v->maps_t.n; i++)
+		free(v->maps[i].loads);
 	free(v->strs);
 	free(v->funcs);
 	free(v->locs);
@@ -225,6 +227,19 @@ static enum vclass file_class(const char *path)
 	return VC_PROGRAM;
 }
 
+/* The build-id and segments of the file's ELF, when symbols opened it */
+static void mapping_elf(struct views *v, struct vmapping *m, const struct frame *f)
+{
+	struct elf_layout el;
+
+	if (!v->syms || !symbols_elf(v->syms, f->ino, f->dev, &el))
+		return;
+	m->nloads = el.nloads;
+	m->loads = el.loads;
+	if (el.build_id[0])
+		m->build_id = str(v, el.build_id);
+}
+
 /* The mapping of a frame's file: index + 1, or 0 when it is in no file */
 static uint32_t mapping_of(struct views *v, const struct vframe *vf)
 {
@@ -247,6 +262,7 @@ static uint32_t mapping_of(struct views *v, const struct vframe *vf)
 		memset(m, 0, sizeof(*m));
 		m->path = str(v, vf->file);
 		m->cls = file_class(vf->file);
+		mapping_elf(v, m, f);
 	}
 	m = &v->maps[id];
 	if (f->off > m->max_off)
@@ -282,6 +298,7 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 	memset(l, 0, sizeof(*l));
 	l->mapping = mapping;
 	l->off = f->off;
+	l->ret = vf->ret;
 	cls = mapping ? v->maps[mapping - 1].cls : VC_RAW;
 	if (!vf->n) {
 		l->raw = true;

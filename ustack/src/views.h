@@ -48,6 +48,7 @@ struct vloc {
 	uint32_t	mapping;	/* index + 1 in maps; 0: none */
 	uint64_t	off;		/* file offset, or address */
 	bool		raw;		/* no symbol: pprof gives no line */
+	bool		ret;		/* a return address: the call is before it */
 	size_t		n;
 	struct vline	*lines;		/* innermost first; at least one */
 };
@@ -57,6 +58,8 @@ struct vmapping {
 	const char	*build_id;	/* or NULL */
 	uint64_t	max_off;
 	enum vclass	cls;
+	size_t		nloads;		/* the file's PT_LOADs, when ustack opened it */
+	struct elf_load	*loads;
 };
 
 struct vstack {
@@ -88,6 +91,7 @@ struct views {
 	uint32_t	nostack_loc, cut_loc;
 	double		ts_min, ts_max;
 	bool		have_ts;
+	struct symbols	*syms;		/* for the files' ELF layout, or NULL */
 };
 
 struct views *views_new(void);

@@ -30,7 +30,6 @@
 #include "profile.pb-c.h"
 #include "views.h"
 
-
 struct strings {
 	struct itab	t;
 	char		**v;

@@ -147,7 +147,7 @@ struct elf_load {
 	uint64_t	vaddr, offset, filesz, memsz;
 };
 struct elf_layout {
-	char		build_id[2 * 20 + 1];	/* hex; "" when the file has none */
+	char		build_id[2 * 20 + 1];	/* hex, of up to 20 bytes; "" for none */
 	size_t		nloads;
 	struct elf_load	*loads;		/* malloc'd: the caller frees it */
 };

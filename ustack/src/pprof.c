@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "profile.pb-c.h"
@@ -49,11 +50,17 @@ static int64_t sid(struct strings *s, const char *str)
 
 static int write_gz(const char *path, const uint8_t *buf, size_t len)
 {
-	gzFile gz = gzopen(path, "wb9");
-	int err;
+	struct output *file = output_open(path);
+	int err, fd = file ? dup(output_fd(file)) : -1;
+	gzFile gz = fd >= 0 ? gzdopen(fd, "wb9") : NULL;
 
 	if (!gz) {
-		warnx_("cannot write %s: %s", path, errno ? strerror(errno) : "zlib: out of memory");
+		if (file)
+			warnx_("cannot write %s: %s", path, errno ? strerror(errno) : "zlib: out of memory");
+		if (fd >= 0)
+			close(fd);
+		if (file)
+			output_abort(file);
 		return -1;
 	}
 	while (len) {
@@ -62,6 +69,7 @@ static int write_gz(const char *path, const uint8_t *buf, size_t len)
 		if (gzwrite(gz, buf, n) != (int)n) {
 			warnx_("cannot write %s: %s", path, gzerror(gz, &err));
 			gzclose(gz);
+			output_abort(file);
 			return -1;
 		}
 		buf += n;
@@ -69,9 +77,10 @@ static int write_gz(const char *path, const uint8_t *buf, size_t len)
 	}
 	if (gzclose(gz) != Z_OK) {
 		warnx_("cannot write %s: %s", path, strerror(errno));
+		output_abort(file);
 		return -1;
 	}
-	return 0;
+	return output_commit(file);
 }
 
 int pprof_write(const struct views *v, const char *path)

@@ -982,10 +982,9 @@ static enum start read_start(FILE *f, char **buf, size_t *len, int *err)
 			break;
 		}
 		*len += (size_t)n;
-		if ((size_t)n != strlen(line)) {	/* a NUL byte */
-			tells = events ? START_UNSURE : START_NOT;
+		/* A NUL byte tells nothing; text_next names its line */
+		if ((size_t)n != strlen(line))
 			continue;
-		}
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';
 		tells = line_tells(line, &events);

@@ -306,14 +306,46 @@ void output_abort(struct output *o)
 	output_free(o);
 }
 
+/* The first write error of standard output: errno, -1 when unknown */
+static int stdout_errno;
+
+static bool stdout_failed(void)
+{
+	if (!ferror_unlocked(stdout))
+		return false;
+	/* Called right after the writes: errno is the failed write's */
+	if (!stdout_errno)
+		stdout_errno = errno ? errno : -1;
+	return true;
+}
+
+static const char *stdout_reason(void)
+{
+	return stdout_errno > 0 ? strerror(stdout_errno) : "a write failed";
+}
+
+void output_check_stdout(void)
+{
+	if (stdout_failed())
+		die("cannot write standard output: %s", stdout_reason());
+}
+
+void output_flush_stdout(void)
+{
+	/* A failed flush keeps what it could not write: the next one would
+	 * drop it and succeed, so its errno is noted now */
+	if (fflush(stdout) && !stdout_errno)
+		stdout_errno = errno;
+	stdout_failed();
+}
+
 int output_close_stdout(void)
 {
-	const char *why = stream_error(stdout);
-
-	if (!why && fclose(stdout))
-		why = strerror(errno);
-	if (why) {
-		warnx_("cannot write standard output: %s", why);
+	output_flush_stdout();
+	if (!stdout_errno && fclose(stdout))
+		stdout_errno = errno;
+	if (stdout_errno) {
+		warnx_("cannot write standard output: %s", stdout_reason());
 		return -1;
 	}
 	return 0;

@@ -804,6 +804,9 @@ int cmd_report(int argc, char **argv)
 
 	while (input_next(in, &rec) > 0) {
 		progress_tick(++records);
+		/* Each event is printed as it comes: a full disk ends it */
+		if (rep.view == VIEW_TEXT)
+			output_check_stdout();
 		switch (rec.type) {
 		case REC_EVENT:
 			on_event(&rep, &rec);
@@ -836,7 +839,7 @@ int cmd_report(int argc, char **argv)
 		views_top(rep.views, stdout, top);
 	else if (rep.view == VIEW_CALLERS || rep.view == VIEW_CALLEES)
 		views_neighbours(rep.views, stdout, func, rep.view == VIEW_CALLEES);
-	fflush(stdout);
+	output_flush_stdout();
 	if (!quiet)
 		summary(&rep, input_format(in));
 	ret = input_close(in);

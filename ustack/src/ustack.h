@@ -128,7 +128,10 @@ int output_fd(struct output *o);
 /* The file in its place: 0, or -1 with the reason said and the old file kept */
 int output_commit(struct output *o);
 void output_abort(struct output *o);
-/* Standard output flushed and closed: 0, or -1 with the reason said */
+/* Standard output: exit 2 if a write failed; flushed, its error noted;
+ * flushed and closed at the end: 0, or -1 with the reason said */
+void output_check_stdout(void);
+void output_flush_stdout(void);
 int output_close_stdout(void);
 
 /* symbols.c */

@@ -82,6 +82,16 @@ static bool same(const struct ident *a, const struct ident *b)
 	return a->canon && b->canon && !strcmp(a->canon, b->canon);
 }
 
+/* Its temporary file can be made: said before the input is read */
+static void dir_writable(const char *opt, const char *path)
+{
+	char *copy = xstrdup(path), *dir = dirname(copy);
+
+	if (access(dir, W_OK | X_OK))
+		die("%s %s: cannot write in %s: %s", opt, path, dir, strerror(errno));
+	free(copy);
+}
+
 void output_check(const char *input, const char *const *paths, const char *const *opts,
 		  size_t n, bool view_on_stdout, bool force)
 {
@@ -107,6 +117,8 @@ void output_check(const char *input, const char *const *paths, const char *const
 		identify(paths[i], STDOUT_FILENO, &out[i]);
 		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode))
 			die("%s %s is a directory: name the file to write", opts[i], paths[i]);
+		if (strcmp(paths[i], "-") && (stat(paths[i], &st) || S_ISREG(st.st_mode)))
+			dir_writable(opts[i], paths[i]);
 		if (force)
 			continue;
 		if (!strcmp(paths[i], "-") && view_on_stdout) {

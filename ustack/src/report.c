@@ -708,6 +708,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report rep = { 0 };
 	const char *path = "ustack.trace", *flame = NULL, *pprof = NULL, *func = NULL;
+	const char *outputs[2], *const output_opts[2] = { "--flamegraph", "--pprof" };
 	size_t top = 50;
 	bool stats = false, force = false, quiet = false;
 	struct input *in;
@@ -782,11 +783,9 @@ int cmd_report(int argc, char **argv)
 		usage(false);
 	if (rep.view == VIEW_TEXT && (flame || pprof))
 		rep.view = VIEW_NONE;
-	{
-		const char *files[] = { flame, pprof }, *opts[] = { "--flamegraph", "--pprof" };
-
-		output_check(path, files, opts, 2, rep.view != VIEW_NONE, force);
-	}
+	outputs[0] = flame;
+	outputs[1] = pprof;
+	output_check(path, outputs, output_opts, 2, rep.view != VIEW_NONE, force);
 	rep.folded = rep.view == VIEW_FOLDED || rep.view == VIEW_BY_EVENT;
 	if (flame || pprof || rep.view == VIEW_TOP || rep.view == VIEW_CALLERS ||
 	    rep.view == VIEW_CALLEES)

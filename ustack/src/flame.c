@@ -157,6 +157,7 @@ int flame_write(const struct views *v, const char *path)
 	const char **names;
 	uint32_t *seq = NULL, node;
 	struct emit e;
+	struct output *file;
 	FILE *out;
 
 	t.kids = map_new();
@@ -183,11 +184,10 @@ int flame_write(const struct views *v, const char *path)
 	}
 	free(seq);
 
-	out = fopen(path, "w");
-	if (!out) {
-		warnx_("cannot write %s: %s", path, strerror(errno));
+	file = output_open(path);
+	if (!file)
 		goto fail;
-	}
+	out = output_stream(file);
 	fputs(PAGE_HEAD, out);
 	fputs("<div id=\"bar\"><b id=\"title\"></b>\n"
 	      "<button id=\"reset\" type=\"button\">Reset zoom</button>\n"
@@ -221,10 +221,8 @@ int flame_write(const struct views *v, const char *path)
 	fputs(";\n", out);
 	fputs(PAGE_JS, out);
 	fputs("</script>\n</body></html>\n", out);
-	if (fclose(out)) {
-		warnx_("cannot write %s: %s", path, strerror(errno));
+	if (output_commit(file))
 		goto fail;
-	}
 	free(names);
 	free(t.v);
 	map_free(t.kids, NULL);

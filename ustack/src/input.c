@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <trace-cmd.h>
@@ -47,11 +48,18 @@ struct input {
 	size_t		path_cap;
 	unsigned char	build_id[BUILD_ID_BYTES];	/* REC_INODE's build-id */
 
+	int		spool_fd;	/* a trace.dat from standard input, or -1 */
+
 	/* text */
 	bool		seen_event;
+	bool		is_trace;	/* a header or an event of the series was seen */
+	char		*start;		/* the lines read to tell what the file is */
+	size_t		start_len, start_pos;
+	char		*event_name;	/* REC_EVENT's name */
+	size_t		event_name_cap;
 	char		*line;		/* the line being parsed */
 	size_t		line_cap;
-	char		*ahead;		/* a line read too far */
+	char		*ahead;		/* a line given back by unread_line */
 	size_t		ahead_cap;
 	bool		have_ahead;
 	bool		cut_line;	/* the last line had no newline */
@@ -132,7 +140,7 @@ enum { PROBE_READ = 0, PROBE_UNREADABLE = 3 };
  * crash; the parse costs milliseconds.  A file the child cannot open is
  * left to the parse that counts, which says why.
  */
-static void dat_probe_headers(const char *path)
+static void dat_probe_headers(const char *path, const char *name)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
 	const struct rlimit no_core = { 0, 0 };
@@ -145,7 +153,7 @@ static void dat_probe_headers(const char *path)
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
-		die("%s: cannot fork to read the recording's headers: %s", path, strerror(errno));
+		die("%s: cannot fork to read the recording's headers: %s", name, strerror(errno));
 	if (!pid) {
 		/* Its output comes again from the parse that counts */
 		null = open("/dev/null", O_WRONLY);
@@ -164,22 +172,22 @@ static void dat_probe_headers(const char *path)
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			die("%s: waiting for the header probe: %s", path, strerror(errno));
+			die("%s: waiting for the header probe: %s", name, strerror(errno));
 	sigaction(SIGCHLD, &old_chld, NULL);
 	if (WIFSIGNALED(status))
 		die("%s: reading its headers crashed libtraceevent (%s): the recording is corrupt",
-		    path, strsignal(WTERMSIG(status)));
+		    name, strsignal(WTERMSIG(status)));
 	/* A sanitizer's report, for one */
 	if (WEXITSTATUS(status) != PROBE_READ && WEXITSTATUS(status) != PROBE_UNREADABLE)
 		die("%s: reading its headers failed in libtraceevent (exit %d): the recording is corrupt",
-		    path, WEXITSTATUS(status));
+		    name, WEXITSTATUS(status));
 }
 
 static void dat_open(struct input *in, const char *path)
 {
 	const char *lacks;
 
-	dat_probe_headers(path);
+	dat_probe_headers(path, in->name);
 
 	/*
 	 * tracecmd_open() is open_head + init_data; on a file cut short,
@@ -190,31 +198,31 @@ static void dat_open(struct input *in, const char *path)
 	open_handle = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!open_handle)
 		die("%s: not a readable trace-cmd recording: its headers are cut short or corrupt",
-		    path);
+		    in->name);
 	if (tracecmd_init_data(open_handle) < 0)
 		die("%s: the trace-cmd recording's data cannot be read: the file is cut short or corrupt",
-		    path);
+		    in->name);
 	in->tc = open_handle;
 	in->tep = tracecmd_get_tep(in->tc);
 	in->ncpus = tep_get_cpus(in->tep);
 	if (!in->tep || in->ncpus <= 0 || in->ncpus > MAX_CPU)
-		die("%s: a trace-cmd recording without CPUs", path);
+		die("%s: a trace-cmd recording without CPUs", in->name);
 	in->ev_cookie = tep_find_event_by_name(in->tep, "ftrace", "user_unwind_cookie");
 	in->ev_stack = tep_find_event_by_name(in->tep, "ftrace", "user_unwind_stack");
 	in->ev_inode = tep_find_event_by_name(in->tep, "ftrace", "inode_cache");
 	if (!in->ev_cookie || !in->ev_stack || !in->ev_inode)
 		die("%s: the recording has no format for user_unwind_cookie, user_unwind_stack "
 		    "or inode_cache: it was not made on a kernel with the deferred user stack series",
-		    path);
+		    in->name);
 	/* Every field this reader takes must be in the formats, by name */
 	lacks = stack_format_lacks(in->ev_stack);
 	if (lacks)
 		die("%s: user_unwind_stack has no field %s: the recording was made on a kernel "
-		    "whose stack records ustack cannot read (a series before v8)", path, lacks);
+		    "whose stack records ustack cannot read (a series before v8)", in->name, lacks);
 	if (!tep_find_field(in->ev_cookie, "cookie") ||
 	    !tep_find_field(in->ev_inode, "ino") || !tep_find_field(in->ev_inode, "dev") ||
 	    !tep_find_field(in->ev_inode, "err") || !tep_find_field(in->ev_inode, "path"))
-		die("%s: the formats of the series' events lack a field ustack reads", path);
+		die("%s: the formats of the series' events lack a field ustack reads", in->name);
 	in->peek = xcalloc((size_t)in->ncpus, sizeof(*in->peek));
 	for (int cpu = 0; cpu < in->ncpus; cpu++)
 		in->peek[cpu] = tracecmd_read_cpu_first(in->tc, cpu);
@@ -348,6 +356,7 @@ static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 			*p = ' ';
 	rec->type = REC_EVENT;
 	rec->text = in->seq.buffer;
+	rec->name = ev->name;
 	return true;
 }
 
@@ -402,6 +411,27 @@ static void swap_lines(struct input *in)
 	in->ahead_cap = c;
 }
 
+/* The next line of the start read by input_open, or of the file; its length */
+static ssize_t read_line(struct input *in)
+{
+	const char *p, *nl;
+	size_t n;
+
+	if (in->start_pos >= in->start_len)
+		return getline(&in->line, &in->line_cap, in->f);
+	p = in->start + in->start_pos;
+	nl = memchr(p, '\n', in->start_len - in->start_pos);
+	n = nl ? (size_t)(nl - p) + 1 : in->start_len - in->start_pos;
+	if (n + 1 > in->line_cap) {
+		in->line_cap = n + 1;
+		in->line = xrealloc(in->line, in->line_cap);
+	}
+	memcpy(in->line, p, n);
+	in->line[n] = '\0';
+	in->start_pos += n;
+	return (ssize_t)n;
+}
+
 /* Read the next line into in->line, without its newline; false at the end */
 static bool next_line(struct input *in)
 {
@@ -412,7 +442,7 @@ static bool next_line(struct input *in)
 		in->have_ahead = false;
 		len = (ssize_t)strlen(in->line);
 	} else {
-		len = getline(&in->line, &in->line_cap, in->f);
+		len = read_line(in);
 		if (len < 0)
 			return false;
 		if ((size_t)len != strlen(in->line)) {
@@ -761,6 +791,47 @@ static bool is_header(const char *s)
 	return !*s || *s == '#' || (!strncmp(s, "CPU ", 4) && strstr(s, " is empty"));
 }
 
+/* An event of the series, by the name it prints with */
+static bool series_event(const char *s)
+{
+	return !strncmp(s, "user_unwind_cookie:", 19) || !strncmp(s, "user_unwind_stack:", 18) ||
+	       !strncmp(s, "<user stack unwind>", 19) || !strncmp(s, "inode_cache:", 12) ||
+	       /* the meta records that start each stream ustress -R saves */
+	       !strncmp(s, "ustress_meta:", 13);
+}
+
+/*
+ * The event's name as its format names it, which is how trace.dat and
+ * ustack record name it ("sys_enter_openat: dfd: ...").  The text names
+ * an event by what it prints, up to ':', '(' or a space; but tracefs
+ * prints a syscall's events by the syscall: "sys_openat(dfd: ...)" for
+ * sys_enter_openat, "sys_openat -> 0x3" for sys_exit_openat.
+ */
+static const char *text_event_name(struct input *in, const char *s)
+{
+	size_t n = strcspn(s, ":( ");
+	const char *format = "";	/* the format's name for the syscall's */
+
+	if (!n)
+		return "[unnamed]";
+	if (n > 4 && !strncmp(s, "sys_", 4)) {
+		if (s[n] == '(')
+			format = "sys_enter_";
+		else if (!strncmp(s + n, " -> ", 4))
+			format = "sys_exit_";
+	}
+	if (*format) {
+		s += 4;
+		n -= 4;
+	}
+	if (n + 16 > in->event_name_cap) {
+		in->event_name_cap = n + 16;
+		in->event_name = xrealloc(in->event_name, in->event_name_cap);
+	}
+	snprintf(in->event_name, in->event_name_cap, "%s%.*s", format, (int)n, s);
+	return in->event_name;
+}
+
 static int text_next(struct input *in, struct rec *rec)
 {
 	regmatch_t m[3];
@@ -809,6 +880,8 @@ static int text_next(struct input *in, struct rec *rec)
 			continue;
 		}
 		in->seen_event = true;
+		if (series_event(s))
+			in->is_trace = true;
 
 		if (word(&s, "user_unwind_cookie: ")) {
 			if (parse_cookie(in, s, rec))
@@ -825,49 +898,209 @@ static int text_next(struct input *in, struct rec *rec)
 		} else {
 			rec->type = REC_EVENT;
 			rec->text = s;
+			rec->name = text_event_name(in, s);
 			return 1;
 		}
 	}
 	return 0;
 }
 
+/* --- what a file is, from its start */
+
+#define START_MAX	(1 << 20)	/* bytes of text read at most to tell */
+
+enum start {
+	START_EMPTY,
+	START_DAT,	/* trace.dat's magic */
+	START_DAT_CUT,	/* the file ends inside the magic */
+	START_TRACE,	/* a trace header, or an event of the series */
+	START_NOT,	/* not a trace */
+	START_UNSURE,	/* events, but none of the series in the first START_MAX bytes */
+};
+
+/* What one line of text tells, events: an event line came before it */
+static enum start line_tells(const char *line, bool *events)
+{
+	struct rec rec;
+	const char *rest;
+
+	/* tracefs's header; the text of trace-cmd report, refused by text_next */
+	if (!strncmp(line, "# tracer:", 9) ||
+	    (!*events && (!strncmp(line, "cpus=", 5) || !strncmp(line, "version = ", 10))))
+		return START_TRACE;
+	if (parse_head(line, &rec, &rest)) {
+		*events = true;
+		return series_event(rest) ? START_TRACE : START_UNSURE;
+	}
+	/* Comments, CPU lines; other lines only once events came (trace_pipe
+	 * may hold what other options print, kernel stacks for one) */
+	if (is_header(line) || !strncmp(line, "CPU:", 4) || *events)
+		return START_UNSURE;
+	return START_NOT;
+}
+
+/*
+ * Whole lines of f, into *buf, until they tell what the file is: a
+ * trace.dat by its magic, a text trace by tracefs's "# tracer:" header or
+ * an event of the series (a trace_pipe, a made-up trace has no header).
+ * A line before any event that is neither an event nor a comment (a
+ * README, /etc/passwd), or the end before a header or an event of the
+ * series, tells it is not a trace.  *err: a read error, errno.
+ */
+static enum start read_start(FILE *f, char **buf, size_t *len, int *err)
+{
+	const size_t magic = sizeof(TRACE_DAT_MAGIC) - 1;
+	enum start tells = START_UNSURE;
+	bool events = false;
+	char *line = NULL;
+	size_t cap = 0, bufcap = 0;
+	ssize_t n;
+
+	*buf = NULL;
+	*len = 0;
+	*err = 0;
+	while (tells == START_UNSURE && *len < START_MAX) {
+		errno = 0;
+		n = getline(&line, &cap, f);
+		if (n < 0) {
+			*err = ferror(f) ? errno : 0;
+			/* Interrupted (a reader stopping): let the reading go on */
+			if (*err && *len)
+				break;
+			tells = *len ? START_NOT : START_EMPTY;
+			break;
+		}
+		if (*len + (size_t)n > bufcap) {
+			bufcap = (*len + (size_t)n) * 2;
+			*buf = xrealloc(*buf, bufcap);
+		}
+		memcpy(*buf + *len, line, (size_t)n);
+		if (!*len && !memcmp(line, TRACE_DAT_MAGIC, (size_t)n < magic ? (size_t)n : magic)) {
+			*len = (size_t)n;
+			/* The magic holds no newline: a shorter line is the end */
+			tells = (size_t)n < magic ? START_DAT_CUT : START_DAT;
+			break;
+		}
+		*len += (size_t)n;
+		/* A NUL byte tells nothing; text_next names its line */
+		if ((size_t)n != strlen(line))
+			continue;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		tells = line_tells(line, &events);
+	}
+	free(line);
+	return tells;
+}
+
+bool input_is_trace(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	enum start tells;
+	char *buf;
+	size_t len;
+	int err;
+
+	if (!f)
+		return false;
+	tells = read_start(f, &buf, &len, &err);
+	fclose(f);
+	free(buf);
+	return tells == START_DAT || tells == START_DAT_CUT || tells == START_TRACE;
+}
+
+/*
+ * libtracecmd reads a file by its name.  A trace.dat on standard input is
+ * read again from its start when standard input is that file, else it is
+ * spooled into an unlinked temporary file.  Returns the name to open.
+ */
+static const char *stdin_dat(struct input *in, char *name, size_t size)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096], *buf = xmalloc(1 << 16);
+	const char *data = in->start;
+	size_t n = in->start_len;
+	struct stat st;
+	ssize_t w;
+	int fd;
+
+	if (!fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode) && ftell(stdin) == (long)n) {
+		free(buf);
+		snprintf(name, size, "/proc/self/fd/%d", STDIN_FILENO);
+		return name;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/ustack-stdin.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		die("cannot spool standard input into %s: %s", tmp, strerror(errno));
+	unlink(tmp);
+	for (;;) {
+		while (n) {
+			w = write(fd, data, n);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				die("cannot spool standard input into %s: %s", tmp, strerror(errno));
+			data += w;
+			n -= (size_t)w;
+		}
+		n = fread(buf, 1, 1 << 16, stdin);
+		data = buf;
+		if (!n)
+			break;
+	}
+	if (ferror(stdin))
+		die("cannot read standard input: %s", strerror(errno));
+	free(buf);
+	in->spool_fd = fd;
+	snprintf(name, size, "/proc/self/fd/%d", fd);
+	return name;
+}
+
 /* --- either */
 
 struct input *input_open(const char *path)
 {
-	FILE *f = path && strcmp(path, "-") ? fopen(path, "r") : stdin;
+	bool std = !path || !strcmp(path, "-");
+	FILE *f = std ? stdin : fopen(path, "r");
+	char dat_name[64];
 	struct input *in;
-	ssize_t len;
+	struct stat st;
+	int err;
 
 	if (!f)
 		die("cannot open %s: %s", path, strerror(errno));
 	in = xcalloc(1, sizeof(*in));
 	in->f = f;
-	in->name = f != stdin ? path : "standard input";
+	in->name = std ? "standard input" : path;
+	in->spool_fd = -1;
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode))
+		die("%s is a directory, not a trace", in->name);
 
-	/* A trace-cmd recording, or the first line of a text */
-	len = getline(&in->ahead, &in->ahead_cap, in->f);
-	if (len >= (ssize_t)sizeof(TRACE_DAT_MAGIC) - 1 &&
-	    !memcmp(in->ahead, TRACE_DAT_MAGIC, sizeof(TRACE_DAT_MAGIC) - 1)) {
-		if (in->f == stdin)
-			die("a trace-cmd recording must be given as a file, not on standard input");
-		fclose(in->f);
+	switch (read_start(f, &in->start, &in->start_len, &err)) {
+	case START_DAT:
+		if (std)
+			path = stdin_dat(in, dat_name, sizeof(dat_name));
+		else
+			fclose(in->f);
 		in->f = NULL;
 		dat_open(in, path);
 		return in;
-	}
-	if (len <= 0)
-		die("%s is empty: no trace", in->name);
-	if (len < (ssize_t)sizeof(TRACE_DAT_MAGIC) - 1 && !memcmp(in->ahead, TRACE_DAT_MAGIC, (size_t)len))
+	case START_DAT_CUT:
 		die("%s: a trace-cmd recording cut short in its magic", in->name);
-	if (len > 0) {
-		in->have_ahead = true;
-		if ((size_t)len != strlen(in->ahead)) {
-			malformed(in, "a NUL byte in a text trace");
-			in->ahead[0] = '\0';
-		} else if (in->ahead[len - 1] != '\n') {
-			in->cut_line = true;
-		}
+	case START_EMPTY:
+		if (err)
+			die("cannot read %s: %s", in->name, strerror(err));
+		die("%s is empty: no trace", in->name);
+	case START_NOT:
+		die("%s is not a trace: it has no trace header (trace.dat's magic, tracefs's "
+		    "\"# tracer:\") and no event of the series (user_unwind_cookie, "
+		    "<user stack unwind>, inode_cache)", in->name);
+	case START_TRACE:
+		in->is_trace = true;
+		break;
+	case START_UNSURE:
+		break;
 	}
 
 	/* The count is missing when the ring buffer could not tell it */
@@ -908,8 +1141,17 @@ int input_close(struct input *in)
 		warnx_("%s: read error", in->name);
 		ret = 2;
 	}
+	if (!in->dat && !in->is_trace) {
+		warnx_("%s is not a trace: no event of the series (user_unwind_cookie, "
+		       "<user stack unwind>, inode_cache) and no trace header", in->name);
+		ret = 2;
+	}
+	if (in->spool_fd >= 0)
+		close(in->spool_fd);
 	if (in->f && in->f != stdin)
 		fclose(in->f);
+	free(in->start);
+	free(in->event_name);
 	if (in->dat) {
 		for (int cpu = 0; cpu < in->ncpus; cpu++)
 			if (in->peek[cpu])

@@ -30,5 +30,6 @@ int main(int argc, char **argv)
 		printf("ustack %s\n", USTACK_VERSION);
 		return 0;
 	}
+	warnx_("unknown command '%s'", argv[1]);
 	return usage(stderr, 2);
 }

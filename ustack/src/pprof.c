@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "profile.pb-c.h"
@@ -74,11 +75,17 @@ static uint64_t made_up(size_t i)
 
 static int write_gz(const char *path, const uint8_t *buf, size_t len)
 {
-	gzFile gz = gzopen(path, "wb9");
-	int err;
+	struct output *file = output_open(path);
+	int err, fd = file ? dup(output_fd(file)) : -1;
+	gzFile gz = fd >= 0 ? gzdopen(fd, "wb9") : NULL;
 
 	if (!gz) {
-		warnx_("cannot write %s: %s", path, errno ? strerror(errno) : "zlib: out of memory");
+		if (file)
+			warnx_("cannot write %s: %s", path, errno ? strerror(errno) : "zlib: out of memory");
+		if (fd >= 0)
+			close(fd);
+		if (file)
+			output_abort(file);
 		return -1;
 	}
 	while (len) {
@@ -87,6 +94,7 @@ static int write_gz(const char *path, const uint8_t *buf, size_t len)
 		if (gzwrite(gz, buf, n) != (int)n) {
 			warnx_("cannot write %s: %s", path, gzerror(gz, &err));
 			gzclose(gz);
+			output_abort(file);
 			return -1;
 		}
 		buf += n;
@@ -94,9 +102,10 @@ static int write_gz(const char *path, const uint8_t *buf, size_t len)
 	}
 	if (gzclose(gz) != Z_OK) {
 		warnx_("cannot write %s: %s", path, strerror(errno));
+		output_abort(file);
 		return -1;
 	}
-	return 0;
+	return output_commit(file);
 }
 
 int pprof_write(const struct views *v, const char *path)

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -99,10 +100,10 @@ static void usage(bool help)
 {
 	fprintf(help ? stdout : stderr,
 		"usage: ustack report [VIEW] [FILTER]... [--flamegraph F.html] [--pprof F.pb.gz]\n"
-		"                     [--stats] [FILE]\n"
+		"                     [--force] [--stats] [-q] [FILE]\n"
 		"  FILE  ustack record's output (default ustack.trace), the text of\n"
-		"        tracefs's trace or trace_pipe, a trace-cmd recording, or the\n"
-		"        text of \"trace-cmd report -R\"; - for standard input\n"
+		"        tracefs's trace or trace_pipe, or a trace-cmd recording\n"
+		"        (trace.dat); - for standard input\n"
 		"VIEW (one; by default each event and its stack):\n"
 		"  --folded         collapsed stacks, \"comm;outer;...;inner count\", for flame graphs\n"
 		"  --by-event       the same, the event's name outermost: \"event;comm;outer;... count\"\n"
@@ -111,13 +112,15 @@ static void usage(bool help)
 		"                   default 50, 0 for all)\n"
 		"  --callers FUNC   the functions calling FUNC, with counts and %%\n"
 		"  --callees FUNC   the functions FUNC calls, with counts and %% ([self]: innermost)\n"
-		"Files, with or without a VIEW:\n"
+		"Files, with or without a VIEW (- for standard output):\n"
 		"  --flamegraph FILE  an HTML flame graph, self-contained (click: zoom, search box)\n"
 		"  --pprof FILE       a gzipped profile.proto for pprof (sample type events/count)\n"
+		"  --force            replace FILE even if it is the input, the other file, or a trace\n"
 		"FILTER (for every view; an option given twice, or a list, keeps either):\n"
 		"  --pid PID[,PID...]    --comm COMM    --event [SYSTEM:]NAME[,NAME...]\n"
 		"  --time [FROM],[TO]    seconds, as the timestamps print\n"
 		"  --stats   time, throughput and peak memory, on standard error\n"
+		"  -q, --quiet  no summary or progress on standard error, only errors\n"
 		"  --binaries DIR  symbolise from DIR (binaries and debug files copied from\n"
 		"                  the traced machine): by build-id (DIR/.build-id/xx/rest,\n"
 		"                  rest.debug, or any ELF file under DIR), else by path or name\n"
@@ -133,17 +136,6 @@ static void free_event(struct event *ev)
 	free(ev->head);
 	free(ev->name);
 	free(ev);
-}
-
-/*
- * An event's name, from its text: up to the first ':', '(' or space
- * ("sys_enter_openat: dfd: ...", "sys_openat(dfd: ...)", "sys_enter: NR 1")
- */
-static char *event_name(const char *text)
-{
-	size_t n = strcspn(text, ":( ");
-
-	return n ? strndup(text, n) : xstrdup("[unnamed]");
 }
 
 static bool in_list(char **list, size_t n, const char *s)
@@ -391,9 +383,7 @@ static struct event *new_event(const struct rec *rec)
 	snprintf(ev->head, n, "%s-%d [%03d] %s: %s", rec->comm, rec->pid, rec->cpu,
 		 rec->ts, rec->text);
 	snprintf(ev->comm, sizeof(ev->comm), "%s", rec->comm);
-	ev->name = event_name(rec->text);
-	if (!ev->name)
-		die("out of memory");
+	ev->name = xstrdup(rec->name ? rec->name : "[unnamed]");
 	ev->pid = rec->pid;
 	ev->ts = strtod(rec->ts, NULL);
 	return ev;
@@ -562,7 +552,7 @@ static double now(void)
 
 enum {
 	OPT_BY_EVENT = 256, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME, OPT_PPROF,
-	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME,
+	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE,
 };
 
 static void set_view(struct report *rep, enum view view)
@@ -631,7 +621,7 @@ static bool parse_seconds(const char *s, size_t len, double *v)
 	buf[len] = '\0';
 	errno = 0;
 	*v = strtod(buf, &end);
-	return !errno && *end == '\0' && end != buf;
+	return !errno && *end == '\0' && end != buf && isfinite(*v);
 }
 
 static void parse_time(struct filters *f, const char *arg)
@@ -650,6 +640,8 @@ static void parse_time(struct filters *f, const char *arg)
 			die("--time %s: TO is not a number of seconds", arg);
 		f->have_to = true;
 	}
+	if (f->have_from && f->have_to && f->from > f->to)
+		die("--time %s: FROM is after TO", arg);
 }
 
 static void free_filters(struct filters *f)
@@ -709,13 +701,16 @@ int cmd_report(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "stats", no_argument, NULL, 's' },
 		{ "binaries", required_argument, NULL, 'B' },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report rep = { 0 };
 	const char *path = "ustack.trace", *flame = NULL, *pprof = NULL, *func = NULL;
+	const char *outputs[2], *const output_opts[2] = { "--flamegraph", "--pprof" };
 	size_t top = 50;
-	bool stats = false;
+	bool stats = false, force = false, quiet = false;
 	struct input *in;
 	struct rec rec;
 	double t0 = now();
@@ -723,7 +718,7 @@ int cmd_report(int argc, char **argv)
 	int opt, ret;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "fsh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fshq", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			set_view(&rep, VIEW_FOLDED);
@@ -766,6 +761,12 @@ int cmd_report(int argc, char **argv)
 		case 's':
 			stats = true;
 			break;
+		case 'q':
+			quiet = true;
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
 		case 'B':
 			symbols_binaries(optarg);
 			break;
@@ -782,6 +783,9 @@ int cmd_report(int argc, char **argv)
 		usage(false);
 	if (rep.view == VIEW_TEXT && (flame || pprof))
 		rep.view = VIEW_NONE;
+	outputs[0] = flame;
+	outputs[1] = pprof;
+	output_check(path, outputs, output_opts, 2, rep.view != VIEW_NONE, force);
 	rep.folded = rep.view == VIEW_FOLDED || rep.view == VIEW_BY_EVENT;
 	if (flame || pprof || rep.view == VIEW_TOP || rep.view == VIEW_CALLERS ||
 	    rep.view == VIEW_CALLEES)
@@ -796,10 +800,14 @@ int cmd_report(int argc, char **argv)
 	rep.task_cookie = map_new();
 	rep.stacks = map_new();
 	in = input_open(path);
-	progress_start(path);
+	if (!quiet)
+		progress_start(path);
 
 	while (input_next(in, &rec) > 0) {
 		progress_tick(++records);
+		/* Each event is printed as it comes: a full disk ends it */
+		if (rep.view == VIEW_TEXT)
+			output_check_stdout();
 		switch (rec.type) {
 		case REC_EVENT:
 			on_event(&rep, &rec);
@@ -832,21 +840,24 @@ int cmd_report(int argc, char **argv)
 		views_top(rep.views, stdout, top);
 	else if (rep.view == VIEW_CALLERS || rep.view == VIEW_CALLEES)
 		views_neighbours(rep.views, stdout, func, rep.view == VIEW_CALLEES);
-	fflush(stdout);
-	summary(&rep, input_format(in));
+	output_flush_stdout();
+	if (!quiet)
+		summary(&rep, input_format(in));
 	ret = input_close(in);
 	if (flame) {
 		if (flame_write(rep.views, flame))
 			ret = 2;
-		else
+		else if (!quiet)
 			fprintf(stderr, "ustack: wrote the flame graph %s\n", flame);
 	}
 	if (pprof) {
 		if (pprof_write(rep.views, pprof))
 			ret = 2;
-		else
+		else if (!quiet)
 			fprintf(stderr, "ustack: wrote the pprof profile %s\n", pprof);
 	}
+	if (output_close_stdout())
+		ret = 2;
 
 	if (stats) {
 		struct rusage ru;

@@ -64,6 +64,9 @@ struct rec {
 	char		comm[64];
 	char		ts[32];		/* as printed: seconds.fraction */
 	const char	*text;		/* REC_EVENT: "name: details" */
+	/* REC_EVENT: the name of its format (sys_enter_openat), whatever
+	 * the text printed (sys_openat(...)) */
+	const char	*name;
 	uint64_t	cookie;		/* REC_COOKIE, REC_STACK */
 	uint64_t	lost;		/* REC_STACK: frames cut; REC_LOST: events */
 	size_t		nr;		/* REC_STACK */
@@ -109,6 +112,27 @@ struct input *input_open(const char *path);
 int input_next(struct input *in, struct rec *rec);
 int input_close(struct input *in);
 const char *input_format(const struct input *in);
+/* A file whose start says it is a trace, as input_open tells */
+bool input_is_trace(const char *path);
+
+/* output.c: the files report writes (--flamegraph, --pprof) */
+struct output;
+/* Before anything is read: refuse (exit 2) an output that would replace
+ * the input, another output, or a file that holds a trace, unless force */
+void output_check(const char *input, const char *const *paths, const char *const *opts,
+		  size_t n, bool view_on_stdout, bool force);
+/* NULL when it cannot be written, the reason said */
+struct output *output_open(const char *path);
+FILE *output_stream(struct output *o);
+int output_fd(struct output *o);
+/* The file in its place: 0, or -1 with the reason said and the old file kept */
+int output_commit(struct output *o);
+void output_abort(struct output *o);
+/* Standard output: exit 2 if a write failed; flushed, its error noted;
+ * flushed and closed at the end: 0, or -1 with the reason said */
+void output_check_stdout(void);
+void output_flush_stdout(void);
+int output_close_stdout(void);
 
 /* symbols.c */
 struct symbols;

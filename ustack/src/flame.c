@@ -194,6 +194,8 @@ static const char PAGE_HEAD[] =
 "font-style:italic}\n"
 ".f.above{opacity:.55}\n"
 ".f.match{background-color:#e040fb!important;color:#fff}\n"
+/* searching: what does not match fades, whatever its hue */
+"#fg.searching .f:not(.match){opacity:.3}\n"
 ".key{display:inline-block;width:12px;height:12px;vertical-align:middle;margin-right:3px}\n"
 "#legend{margin-bottom:6px}#legend>span{margin-right:10px;white-space:nowrap}\n"
 "#status,#leftout{font:12px monospace;min-height:16px;margin-top:6px;white-space:pre}\n"
@@ -283,7 +285,7 @@ static const char PAGE_JS[] =
 "  mt.textContent='bad regex: '+err.message;}}\n"
 " if(re){var m=0;(function walk(n){if(n!==root&&hit(n)){m+=n.v;return;}n.kids.forEach(walk);})(root);\n"
 "  mt.textContent='matched: '+evs(m)+', '+pct(m,root.v)+'%';}\n"
-" render();}\n"
+" fg.classList.toggle('searching',!!re);render();}\n"
 "sb.addEventListener('input',search);ic.addEventListener('change',search);\n"
 "document.getElementById('clear').addEventListener('click',function(){sb.value='';search();});\n"
 "window.addEventListener('resize',render);\n"

@@ -190,7 +190,7 @@ static const char PAGE_HEAD[] =
 "line-height:15px;text-indent:2px;cursor:pointer}\n"
 ".f.sep{box-shadow:inset -1px 0 rgba(255,255,255,.6)}\n"
 ".f:hover{outline:1px solid #000;z-index:1}\n"
-".f.inl{background-image:repeating-linear-gradient(135deg,rgba(255,255,255,.45) 0 2px,transparent 2px 5px);"
+".inl{background-image:repeating-linear-gradient(135deg,rgba(255,255,255,.45) 0 2px,transparent 2px 5px);"
 "font-style:italic}\n"
 ".f.above{opacity:.55}\n"
 ".f.match{background-color:#e040fb!important;color:#fff}\n"

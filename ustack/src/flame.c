@@ -3,21 +3,40 @@
  * --flamegraph FILE.html: one self-contained HTML file (inline CSS and
  * JS, no URL at all), the stacks as a tree: all -> comm -> outermost
  * function -> ... -> innermost, each node with its count of events.
- * The page draws each frame as a <div class="f"> positioned in pixels,
- * with data-name, data-count, data-depth, data-class and data-path (the
- * names from "all", joined by ';'), so that a test can find them; a click zooms to a frame, a search box highlights the
- * frames whose name holds the text, hovering says name, count and %.
+ *
+ * The page draws each frame as a <div class="f"> whose box is exactly
+ * count / total * the graph's width (no border, no padding), with
+ * data-path (the names from "all", joined by ';'), data-count, data-name,
+ * data-obj and data-class, so that a test can find them.  A frame
+ * narrower than MIN_WIDTH px in the current view is not drawn, and a line
+ * says how many frames were left out and what share of the events in view
+ * they hold.  Frames are coloured by their object file (a hue hashed from
+ * its name), inlined calls are striped; a click zooms, a regex search
+ * highlights, hovering tells name, count, %, object file and source line.
+ *
+ * The file holds only the frames that can be drawn at the widest graph
+ * (MAX_WIDTH px, the page's limit), plus the most frequent others while
+ * there are fewer than MAX_NODES frames (USTACK_FLAME_MAX_NODES, for the
+ * tests); each frame kept says how many frames of its callees were left
+ * out of the file and their events.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <glib.h>
 
 #include "views.h"
 
+#define MIN_WIDTH	0.1	/* px, as flamegraph.pl's --minwidth */
+#define MAX_WIDTH	4096	/* px, the graph's largest width */
+#define MAX_NODES	100000
+
 struct fnode {
-	uint32_t	name;		/* index in the page's names */
+	uint32_t	name;		/* funcs, then strs (comms) */
+	uint32_t	parent;
 	unsigned long	count;
+	unsigned long	inlined;	/* events in which it is an inlined call */
 	uint32_t	first, next;	/* index + 1; 0: none */
+	int		line_min, line_max;	/* 0: no line */
 };
 
 struct tree {
@@ -29,6 +48,7 @@ struct tree {
 static uint32_t child(struct tree *t, uint32_t parent, uint32_t name)
 {
 	uintptr_t k = (uintptr_t)map_get(t->kids, parent, name);
+	struct fnode *n;
 
 	if (k)
 		return (uint32_t)(k - 1);
@@ -36,19 +56,68 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t name)
 		t->cap = t->cap ? t->cap * 2 : 256;
 		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
 	}
-	t->v[t->n].name = name;
-	t->v[t->n].count = 0;
-	t->v[t->n].first = 0;
-	t->v[t->n].next = t->v[parent].first;
+	n = &t->v[t->n];
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->parent = parent;
+	n->next = t->v[parent].first;
 	t->v[parent].first = (uint32_t)t->n + 1;
 	map_put(t->kids, parent, name, (void *)(uintptr_t)(t->n + 1));
 	return (uint32_t)t->n++;
 }
 
+static void add_line(struct fnode *n, int line)
+{
+	if (line <= 0)
+		return;
+	if (!n->line_min || line < n->line_min)
+		n->line_min = line;
+	if (line > n->line_max)
+		n->line_max = line;
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * The least count a frame needs to be in the file: every frame that is at
+ * least MIN_WIDTH px wide in a MAX_WIDTH px graph, and more while the
+ * frames number at most max_nodes.  Counts only grow towards the root, so
+ * the frames kept are whole paths from it.
+ */
+static unsigned long keep_threshold(const struct tree *t, size_t max_nodes)
+{
+	unsigned long need = (unsigned long)((double)t->v[0].count * MIN_WIDTH / MAX_WIDTH), budget;
+	unsigned long *counts;
+	size_t i;
+
+	if (need < 1)
+		need = 1;
+	if (t->n <= max_nodes)
+		return 1;
+	counts = xmalloc(t->n * sizeof(*counts));
+	for (i = 0; i < t->n; i++)
+		counts[i] = t->v[i].count;
+	qsort(counts, t->n, sizeof(*counts), cmp_count_desc);
+	budget = counts[max_nodes] + 1;
+	free(counts);
+	return budget < need ? budget : need;
+}
+
 struct emit {
+	const struct views	*v;
 	const struct tree	*t;
-	const char		**names;
-	FILE			*out;
+	const char		**names;	/* of funcs, then of strs */
+	unsigned long		keep;		/* the least count kept */
+	size_t			*size;		/* frames in the subtree */
+	uint32_t		*remap;		/* name -> index in the page's N + 1 */
+	uint32_t		*used;		/* the names, in that order */
+	size_t			nused, nkept;
+	GString			*tree, *lines, *inl, *pruned;
 };
 
 static int cmp_kid(const void *a, const void *b, void *ctx)
@@ -60,32 +129,53 @@ static int cmp_kid(const void *a, const void *b, void *ctx)
 	return c ? c : (x->name > y->name) - (x->name < y->name);
 }
 
-/* [name, count] or [name, count, [children...]], children by name */
+/*
+ * Preorder, children by name: T gets name, count, number of children
+ * kept; L the lines; I (sparse) the inlined frames; P (sparse) the
+ * frames and events of the callees left out of the file.
+ */
 static void emit_node(struct emit *e, uint32_t i)
 {
 	const struct fnode *n = &e->t->v[i];
-	uint32_t *kids = NULL, k;
-	size_t nk = 0, j;
+	size_t nk = 0, nkept = 0, j, index = e->nkept++;
+	unsigned long pruned_frames = 0, pruned_events = 0;
+	uint32_t *kids = NULL, k, name = 0;
 
-	fprintf(e->out, "[%u,%lu", n->name, n->count);
 	for (k = n->first; k; k = e->t->v[k - 1].next)
 		nk++;
 	if (nk) {
 		kids = xmalloc(nk * sizeof(*kids));
 		nk = 0;
-		for (k = n->first; k; k = e->t->v[k - 1].next)
-			kids[nk++] = k - 1;
-		qsort_r(kids, nk, sizeof(*kids), cmp_kid, e);
-		fputs(",[", e->out);
-		for (j = 0; j < nk; j++) {
-			if (j)
-				fputc(',', e->out);
-			emit_node(e, kids[j]);
+		for (k = n->first; k; k = e->t->v[k - 1].next) {
+			if (e->t->v[k - 1].count >= e->keep) {
+				kids[nk++] = k - 1;
+			} else {
+				pruned_frames += e->size[k - 1];
+				pruned_events += e->t->v[k - 1].count;
+			}
 		}
-		fputc(']', e->out);
-		free(kids);
+		nkept = nk;
+		qsort_r(kids, nk, sizeof(*kids), cmp_kid, e);
 	}
-	fputc(']', e->out);
+	if (i) {
+		if (!e->remap[n->name]) {
+			e->used[e->nused++] = n->name;
+			e->remap[n->name] = (uint32_t)e->nused;
+		}
+		name = e->remap[n->name] - 1;
+	}
+	g_string_append_printf(e->tree, "%s%u,%lu,%zu", index ? "," : "", name, n->count, nkept);
+	g_string_append_printf(e->lines, "%s%d,%d", index ? "," : "", n->line_min,
+			       n->line_max - n->line_min);
+	if (n->inlined)
+		g_string_append_printf(e->inl, "%s%zu,%d", e->inl->len ? "," : "", index,
+				       n->inlined == n->count ? 1 : 2);
+	if (pruned_frames)
+		g_string_append_printf(e->pruned, "%s%zu,%lu,%lu", e->pruned->len ? "," : "", index,
+				       pruned_frames, pruned_events);
+	for (j = 0; j < nk; j++)
+		emit_node(e, kids[j]);
+	free(kids);
 }
 
 static const char PAGE_HEAD[] =
@@ -93,143 +183,274 @@ static const char PAGE_HEAD[] =
 "<title>ustack flame graph</title>\n<style>\n"
 "body{font:13px sans-serif;margin:8px;background:#fff;color:#000}\n"
 "#bar{display:flex;gap:12px;align-items:center;margin-bottom:6px;flex-wrap:wrap}\n"
-"#fg{position:relative;width:100%;overflow:hidden}\n"
-".f{position:absolute;box-sizing:border-box;height:17px;border:1px solid #fff;"
-"overflow:hidden;white-space:nowrap;font:11px monospace;line-height:15px;padding:0 2px;"
-"cursor:pointer}\n"
-".f:hover{border-color:#000}\n"
-".c-program{background:#f08a4b}.c-library{background:#e8c547}.c-anon{background:#6cc3d5}"
-".c-raw{background:#b0b0b0}.c-nostack{background:#c39bd3}.c-other{background:#9ccc65}"
-".c-root{background:#dcdcdc}\n"
+"#fg{position:relative;width:100%;max-width:4096px;overflow:hidden}\n"
+/* no border, no padding: the box is the frame's true width */
+".f{position:absolute;height:15px;overflow:hidden;white-space:nowrap;font:11px monospace;"
+"line-height:15px;text-indent:2px;cursor:pointer}\n"
+".f.sep{box-shadow:inset -1px 0 rgba(255,255,255,.6)}\n"
+".f:hover{outline:1px solid #000;z-index:1}\n"
+".inl{background-image:repeating-linear-gradient(135deg,rgba(255,255,255,.45) 0 2px,transparent 2px 5px);"
+"font-style:italic}\n"
 ".f.above{opacity:.55}\n"
-".f.match{background:#e040fb;color:#fff}\n"
+".f.match{background-color:#e040fb!important;color:#fff}\n"
+/* searching: what does not match fades, whatever its hue */
+"#fg.searching .f:not(.match){opacity:.3}\n"
 ".key{display:inline-block;width:12px;height:12px;vertical-align:middle;margin-right:3px}\n"
-"#legend{margin-bottom:6px}\n"
-"#status{font:12px monospace;min-height:16px;margin-top:6px;white-space:pre}\n"
+"#legend{margin-bottom:6px}#legend>span{margin-right:10px;white-space:nowrap}\n"
+"#status,#leftout{font:12px monospace;min-height:16px;margin-top:6px;white-space:pre}\n"
+"#matched.bad{color:#c00}\n"
+"#tip{position:fixed;display:none;pointer-events:none;background:#ffffe8;border:1px solid #888;"
+"padding:4px 6px;font:12px monospace;white-space:pre;z-index:9;max-width:60em;overflow:hidden}\n"
 "</style></head><body>\n";
 
-/* The script of the page: data in N, K, CL, T, TITLE, written before it */
+/* The script of the page: the data in the variables written before it */
 static const char PAGE_JS[] =
 "(function(){\n"
-"var H=17,fg=document.getElementById('fg'),st=document.getElementById('status');\n"
-"var sb=document.getElementById('search'),mt=document.getElementById('matched');\n"
-"function build(t,p,d){var n={name:N[t[0]],cls:CL[K[t[0]]],v:t[1],kids:[],parent:p,depth:d,\n"
-" path:p.path+';'+N[t[0]]};\n"
-" if(t[2])for(var i=0;i<t[2].length;i++)n.kids.push(build(t[2][i],n,d+1));return n;}\n"
-"var root={name:'all',cls:'root',v:T[1],kids:[],parent:null,depth:0,path:'all'};\n"
-"if(T[2])for(var i=0;i<T[2].length;i++)root.kids.push(build(T[2][i],root,1));\n"
-"var maxd=0;(function md(n){if(n.depth>maxd)maxd=n.depth;n.kids.forEach(md);})(root);\n"
-"var zoomed=root,term='';\n"
-"function pct(v){return root.v?(100*v/root.v).toFixed(2):'0.00';}\n"
-"function label(n){return n.name+' ('+n.v+' event'+(n.v==1?'':'s')+', '+pct(n.v)+'%)';}\n"
-"function hit(n){return term!==''&&n.name.indexOf(term)>=0;}\n"
-"function frame(n,x,w,above){var e=document.createElement('div');\n"
-" e.className='f c-'+n.cls+(above?' above':'')+(hit(n)?' match':'');\n"
-" e.style.left=x+'px';e.style.width=w+'px';e.style.top=((maxd-n.depth)*H)+'px';\n"
-" e.dataset.name=n.name;e.dataset.count=n.v;e.dataset.depth=n.depth;e.dataset.class=n.cls;\n"
-" e.dataset.path=n.path;\n"
-" e.title=label(n);e.textContent=w>=24?n.name:'';e.fgnode=n;fg.appendChild(e);}\n"
-"function draw(n,x,scale){var w=n.v*scale;if(w<0.2)return;frame(n,x,w,false);\n"
-" var cx=x;for(var i=0;i<n.kids.length;i++){draw(n.kids[i],cx,scale);cx+=n.kids[i].v*scale;}}\n"
-"function render(){fg.innerHTML='';fg.style.height=((maxd+1)*H)+'px';\n"
-" var W=fg.clientWidth;for(var a=zoomed.parent;a;a=a.parent)frame(a,0,W,true);\n"
-" if(zoomed.v)draw(zoomed,0,W/zoomed.v);\n"
-" document.getElementById('zoom').textContent=zoomed===root?'':'zoomed to '+label(zoomed);}\n"
+"'use strict';\n"
+"var H=16,fg=document.getElementById('fg'),st=document.getElementById('status'),\n"
+" lo=document.getElementById('leftout'),tip=document.getElementById('tip'),\n"
+" sb=document.getElementById('search'),ic=document.getElementById('icase'),\n"
+" mt=document.getElementById('matched');\n"
+"var CLS=['program','library','anon','raw','nostack','other'];\n"
+/* the tree from the flat arrays: preorder, 3 numbers a frame */
+"var nodes=[],maxd=0;\n"
+"(function(){var stack=[],i,k=0;\n"
+" for(i=0;i<T.length;i+=3){var n={fi:T[i],v:T[i+1],left:T[i+2],kids:[],depth:0,parent:null,\n"
+"  lmin:L[2*k],lspan:L[2*k+1],inl:0,pn:0,pw:0,size:1};\n"
+"  if(k===0){n.name='all';n.cls='root';n.path='all';}\n"
+"  else{var p=stack[stack.length-1];n.parent=p;n.depth=p.depth+1;p.kids.push(n);p.left--;\n"
+"   n.name=N[n.fi];n.cls=CLS[NC[n.fi]];n.path=p.path+';'+n.name;}\n"
+"  if(n.depth>maxd)maxd=n.depth;nodes.push(n);k++;\n"
+"  while(stack.length&&stack[stack.length-1].left===0)stack.pop();\n"
+"  if(n.left>0)stack.push(n);}\n"
+" for(i=0;i<I.length;i+=2)nodes[I[i]].inl=I[i+1];\n"
+" for(i=0;i<P.length;i+=3){nodes[P[i]].pn=P[i+1];nodes[P[i]].pw=P[i+2];}\n"
+" for(i=nodes.length-1;i>0;i--){var m=nodes[i];m.size+=m.pn;m.parent.size+=m.size;}\n"
+" nodes[0].size+=nodes[0].pn;})();\n"
+"var root=nodes[0],zoomed=root,re=null;\n"
+"function obj(n){return n.depth>1&&NO[n.fi]?O[NO[n.fi]-1]:'';}\n"
+"function base(s){return s.slice(s.lastIndexOf('/')+1);}\n"
+"function hash(s){var h=2166136261;for(var i=0;i<s.length;i++){h^=s.charCodeAt(i);h=Math.imul(h,16777619)>>>0;}return h;}\n"
+"var FIXED={raw:'#b0b0b0',anon:'#6cc3d5',nostack:'#c39bd3',other:'#dcdcdc',root:'#e8e8e8'};\n"
+"function hue(o){return hash(base(o))%360;}\n"
+/* each object file its hue, each function a shade of it */
+"function colour(n){var o=obj(n),h=hash(n.name);\n"
+" if(!o||(n.cls!=='program'&&n.cls!=='library'))return FIXED[n.cls]||FIXED.other;\n"
+" return 'hsl('+hue(o)+','+(55+h%25)+'%,'+(58+(h>>>8)%14)+'%)';}\n"
+"function pct(v,of){return of?(100*v/of).toFixed(2):'0.00';}\n"
+"function evs(v){return v+' event'+(v==1?'':'s');}\n"
+"function label(n){return n.name+' ('+evs(n.v)+', '+pct(n.v,root.v)+'%)';}\n"
+"function where(n){var s=n.depth>1&&NS[n.fi]?S[NS[n.fi]-1]:'';if(!s)return '';\n"
+" return s+(n.lmin?':'+n.lmin+(n.lspan?'-'+(n.lmin+n.lspan):''):'');}\n"
+"function tiptext(n){var t=label(n),o=obj(n),w=where(n);\n"
+" if(o)t+='\\nobject: '+o;if(w)t+='\\nsource: '+w;\n"
+" if(n.inl)t+='\\ninlined'+(n.inl===2?' (in some of its events)':'');return t;}\n"
+"function hit(n){if(!re)return false;re.lastIndex=0;return re.test(n.name);}\n"
+"var drawn=[];\n"
+"function frame(frag,n,x,w,above){var e=document.createElement('div');\n"
+" e.className='f'+(above?' above':'')+(w>=3?' sep':'')+(n.inl?' inl':'')+(hit(n)?' match':'');\n"
+" e.style.cssText='left:'+x+'px;width:'+w+'px;top:'+((maxd-n.depth)*H)+'px;background-color:'+colour(n);\n"
+" e.dataset.path=n.path;e.dataset.name=n.name;e.dataset.count=n.v;e.dataset.class=n.cls;\n"
+" e.dataset.obj=obj(n);if(n.inl)e.dataset.inlined=n.inl;\n"
+" if(w>=30)e.textContent=n.name;e.fgnode=n;frag.appendChild(e);drawn.push(e);}\n"
+"var leftN,leftW;\n"
+/* a frame under MIN_WIDTH px is left out with all its callees */
+"function draw(frag,n,x,scale){var w=n.v*scale;\n"
+" if(w<MINW){leftN+=n.size;leftW+=n.v;return;}\n"
+" frame(frag,n,x,w,false);leftN+=n.pn;leftW+=n.pw;\n"
+" var cx=x;for(var i=0;i<n.kids.length;i++){draw(frag,n.kids[i],cx,scale);cx+=n.kids[i].v*scale;}}\n"
+"function render(){var t0=performance.now();fg.textContent='';drawn=[];\n"
+" fg.style.height=((maxd+1)*H)+'px';var W=fg.clientWidth,frag=document.createDocumentFragment();\n"
+" for(var a=zoomed.parent;a;a=a.parent)frame(frag,a,0,W,true);\n"
+" leftN=0;leftW=0;if(zoomed.v)draw(frag,zoomed,0,W/zoomed.v);fg.appendChild(frag);\n"
+" lo.textContent='left out: '+leftN+' frame'+(leftN==1?'':'s')+' (narrower than '+MINW+' px'+\n"
+"  (KEEP>1?', or in fewer than '+KEEP+' events: not in the file':'')+'), holding '+\n"
+"  leftW+' of the '+evs(zoomed.v)+' in view ('+pct(leftW,zoomed.v)+'%)';\n"
+" document.getElementById('zoom').textContent=zoomed===root?'':'zoomed to '+label(zoomed);\n"
+" document.body.dataset.frames=drawn.length;document.body.dataset.drawMs=(performance.now()-t0).toFixed(1);}\n"
 "function zoom(n){zoomed=n;render();}\n"
 "window.ustackZoom=zoom;window.ustackRoot=root;\n"
 "fg.addEventListener('click',function(ev){var n=ev.target.fgnode;if(n)zoom(n);});\n"
-"fg.addEventListener('mousemove',function(ev){var n=ev.target.fgnode;st.textContent=n?label(n):'';});\n"
-"fg.addEventListener('mouseleave',function(){st.textContent='';});\n"
+"fg.addEventListener('mousemove',function(ev){var n=ev.target.fgnode;\n"
+" if(!n){tip.style.display='none';st.textContent='';return;}\n"
+" st.textContent=label(n);tip.textContent=tiptext(n);tip.style.display='block';\n"
+" var x=ev.clientX+12,y=ev.clientY+14;if(x+tip.offsetWidth>innerWidth)x=Math.max(0,ev.clientX-tip.offsetWidth-8);\n"
+" tip.style.left=x+'px';tip.style.top=y+'px';});\n"
+"fg.addEventListener('mouseleave',function(){st.textContent='';tip.style.display='none';});\n"
 "document.getElementById('reset').addEventListener('click',function(){zoom(root);});\n"
-"function search(){term=sb.value;var m=0;\n"
-" (function walk(n){if(hit(n)){m+=n.v;return;}n.kids.forEach(walk);})(root);\n"
-" mt.textContent=term===''?'':'matched: '+m+' events, '+pct(m)+'%';render();}\n"
-"sb.addEventListener('input',search);\n"
+/* a bad regex says so and highlights nothing; never throws */
+"function search(){var term=sb.value;re=null;mt.className='';mt.textContent='';\n"
+" if(term!==''){try{re=new RegExp(term,ic.checked?'i':'');}catch(err){mt.className='bad';\n"
+"  mt.textContent='bad regex: '+err.message;}}\n"
+" if(re){var m=0;(function walk(n){if(n!==root&&hit(n)){m+=n.v;return;}n.kids.forEach(walk);})(root);\n"
+"  mt.textContent='matched: '+evs(m)+', '+pct(m,root.v)+'%';}\n"
+" fg.classList.toggle('searching',!!re);render();}\n"
+"sb.addEventListener('input',search);ic.addEventListener('change',search);\n"
 "document.getElementById('clear').addEventListener('click',function(){sb.value='';search();});\n"
 "window.addEventListener('resize',render);\n"
+/* the legend: the object files, heaviest first, then the fixed colours */
+"(function(){var w={},lg=document.getElementById('legend'),list=[];\n"
+" nodes.forEach(function(n){var o=obj(n);if(o&&n.parent&&obj(n.parent)!==o)w[o]=(w[o]||0)+n.v;});\n"
+" for(var o in w)list.push(o);list.sort(function(a,b){return w[b]-w[a]||(a<b?-1:1);});\n"
+" function key(c,text,cls){var s=document.createElement('span'),k=document.createElement('span');\n"
+"  k.className='key'+(cls?' '+cls:'');k.style.backgroundColor=c;s.appendChild(k);\n"
+"  s.appendChild(document.createTextNode(text));lg.appendChild(s);}\n"
+" list.slice(0,12).forEach(function(o){key('hsl('+hue(o)+',65%,62%)',base(o));});\n"
+" if(list.length>12)lg.appendChild(document.createTextNode('and '+(list.length-12)+' more objects '));\n"
+" key(FIXED.raw,'not symbolised');key(FIXED.anon,'vdso / anonymous');key(FIXED.nostack,'[no user stack]');\n"
+" key(FIXED.other,'comm, [cut]');key('#aaa','inlined','inl');})();\n"
 "document.title=TITLE;document.getElementById('title').textContent=TITLE;render();\n"
 "})();\n";
 
+static void put_strings(FILE *out, const char *var, const char **s, size_t n)
+{
+	size_t i;
+
+	fprintf(out, "var %s=[", var);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		text_js(out, s[i]);
+	}
+	fputs("];\n", out);
+}
+
+/* The index + 1 of string s in list (added if new), 0 for NULL */
+static uint32_t list_index(GHashTable *idx, GPtrArray *list, const char *s)
+{
+	gpointer p;
+
+	if (!s)
+		return 0;
+	p = g_hash_table_lookup(idx, s);
+	if (!p) {
+		g_ptr_array_add(list, (gpointer)s);
+		p = GUINT_TO_POINTER(list->len);
+		g_hash_table_insert(idx, (gpointer)s, p);
+	}
+	return GPOINTER_TO_UINT(p);
+}
+
+static void write_page(FILE *out, const struct views *v, struct emit *e)
+{
+	size_t nf = v->funcs_t.n, i;
+	GHashTable *oidx = g_hash_table_new(g_str_hash, g_str_equal);
+	GHashTable *sidx = g_hash_table_new(g_str_hash, g_str_equal);
+	GPtrArray *objs = g_ptr_array_new(), *srcs = g_ptr_array_new();
+	const char **names = xcalloc(e->nused + 1, sizeof(*names));
+
+	fputs(PAGE_HEAD, out);
+	fputs("<div id=\"bar\"><b id=\"title\"></b>\n"
+	      "<button id=\"reset\" type=\"button\">Reset zoom</button>\n"
+	      "<label>Search (regex) <input id=\"search\" type=\"search\" size=\"24\"></label>"
+	      "<label><input id=\"icase\" type=\"checkbox\" checked>ignore case</label>"
+	      "<button id=\"clear\" type=\"button\">Clear</button>\n"
+	      "<span id=\"matched\"></span><span id=\"zoom\"></span></div>\n"
+	      "<div id=\"legend\"></div>\n<div id=\"fg\"></div>\n<div id=\"leftout\"></div>\n"
+	      "<div id=\"status\"></div><div id=\"tip\"></div>\n<script>\n", out);
+	for (i = 0; i < e->nused; i++)
+		names[i] = e->names[e->used[i]];
+	put_strings(out, "N", names, e->nused);
+	/* per name: its class, object file and source file (index + 1; 0: none) */
+	fputs("var NC=[", out);
+	for (i = 0; i < e->nused; i++)
+		fprintf(out, "%s%d", i ? "," : "", e->used[i] < nf ? (int)v->funcs[e->used[i]].cls : (int)VC_OTHER);
+	fputs("];\nvar NO=[", out);
+	for (i = 0; i < e->nused; i++)
+		fprintf(out, "%s%u", i ? "," : "",
+			e->used[i] < nf ? list_index(oidx, objs, v->funcs[e->used[i]].file) : 0);
+	fputs("];\nvar NS=[", out);
+	for (i = 0; i < e->nused; i++)
+		fprintf(out, "%s%u", i ? "," : "",
+			e->used[i] < nf ? list_index(sidx, srcs, v->funcs[e->used[i]].src) : 0);
+	fputs("];\n", out);
+	put_strings(out, "O", (const char **)objs->pdata, objs->len);
+	put_strings(out, "S", (const char **)srcs->pdata, srcs->len);
+	fprintf(out, "var TITLE=\"ustack: %lu events\",MINW=%g,KEEP=%lu;\n", v->total, MIN_WIDTH, e->keep);
+	fprintf(out, "var T=[%s];\nvar L=[%s];\nvar I=[%s];\nvar P=[%s];\n",
+		e->tree->str, e->lines->str, e->inl->str, e->pruned->str);
+	fputs(PAGE_JS, out);
+	fputs("</script>\n</body></html>\n", out);
+	free(names);
+	g_ptr_array_free(objs, TRUE);
+	g_ptr_array_free(srcs, TRUE);
+	g_hash_table_destroy(oidx);
+	g_hash_table_destroy(sidx);
+}
+
 int flame_write(const struct views *v, const char *path)
 {
-	size_t nf = v->funcs_t.n, ns = v->strs_t.n, i, j, n, cap = 0;
+	size_t nf = v->funcs_t.n, ns = v->strs_t.n, i, j, n, cap = 0, max_nodes = MAX_NODES;
 	struct tree t = { 0 };
-	const char **names;
-	uint32_t *seq = NULL, node;
-	struct emit e;
+	struct vseq *seq = NULL;
+	const char *env = getenv("USTACK_FLAME_MAX_NODES");
+	struct emit e = { 0 };
+	uint32_t node;
 	struct output *file;
-	FILE *out;
+	int ret = -1;
 
+	if (env)
+		max_nodes = strtoul(env, NULL, 10);
 	t.kids = map_new();
 	t.cap = 256;
 	t.v = xcalloc(t.cap, sizeof(*t.v));
 	t.n = 1;			/* the root */
 	/* names: the functions, then the strings (comms) */
-	names = xcalloc(nf + ns + 1, sizeof(*names));
+	e.names = xcalloc(nf + ns + 1, sizeof(*e.names));
 	for (i = 0; i < nf; i++)
-		names[i] = v->funcs[i].name;
+		e.names[i] = v->funcs[i].name;
 	for (i = 0; i < ns; i++)
-		names[nf + i] = v->strs[i];
+		e.names[nf + i] = v->strs[i];
 	for (i = 0; i < v->stacks_t.n; i++) {
 		const struct vstack *s = &v->stacks[i];
 
-		n = views_seq(v, s, &seq, &cap);
+		n = views_seq_lines(v, s, &seq, &cap);
 		t.v[0].count += s->count;
 		node = child(&t, 0, (uint32_t)(nf + s->comm));
 		t.v[node].count += s->count;
 		for (j = 0; j < n; j++) {
-			node = child(&t, node, seq[j]);
+			node = child(&t, node, seq[j].func);
 			t.v[node].count += s->count;
+			if (seq[j].inlined)
+				t.v[node].inlined += s->count;
+			add_line(&t.v[node], seq[j].line);
 		}
 	}
 	free(seq);
 
+	/* frames in each subtree: children come after their parent */
+	e.size = xmalloc(t.n * sizeof(*e.size));
+	for (i = 0; i < t.n; i++)
+		e.size[i] = 1;
+	for (i = t.n; i-- > 1;)
+		e.size[t.v[i].parent] += e.size[i];
+	e.v = v;
+	e.t = &t;
+	e.keep = keep_threshold(&t, max_nodes);
+	e.remap = xcalloc(nf + ns + 1, sizeof(*e.remap));
+	e.used = xmalloc((nf + ns + 1) * sizeof(*e.used));
+	e.tree = g_string_new(NULL);
+	e.lines = g_string_new(NULL);
+	e.inl = g_string_new(NULL);
+	e.pruned = g_string_new(NULL);
+	emit_node(&e, 0);
+
 	file = output_open(path);
 	if (!file)
-		goto fail;
-	out = output_stream(file);
-	fputs(PAGE_HEAD, out);
-	fputs("<div id=\"bar\"><b id=\"title\"></b>\n"
-	      "<button id=\"reset\" type=\"button\">Reset zoom</button>\n"
-	      "<label>Search <input id=\"search\" type=\"search\" size=\"24\"></label>"
-	      "<button id=\"clear\" type=\"button\">Clear</button>\n"
-	      "<span id=\"matched\"></span><span id=\"zoom\"></span></div>\n<div id=\"legend\">", out);
-	for (i = 0; i < VC_N; i++)
-		fprintf(out, "<span><span class=\"key c-%s\"></span>%s</span> ", vclass_names[i],
-			i == VC_PROGRAM ? "program" : i == VC_LIBRARY ? "libraries" :
-			i == VC_ANON ? "vdso / anonymous" : i == VC_RAW ? "raw (not symbolised)" :
-			i == VC_NOSTACK ? "[no user stack]" : "comm, [cut]");
-	fputs("</div>\n<div id=\"fg\"></div>\n<div id=\"status\"></div>\n<script>\n", out);
-	fputs("var N=[", out);
-	for (i = 0; i < nf + ns; i++) {
-		if (i)
-			fputc(',', out);
-		text_js(out, names[i]);
-	}
-	fputs("];\nvar K=[", out);
-	for (i = 0; i < nf + ns; i++)
-		fprintf(out, "%s%d", i ? "," : "", i < nf ? (int)v->funcs[i].cls : (int)VC_OTHER);
-	fputs("];\nvar CL=[", out);
-	for (i = 0; i < VC_N; i++)
-		fprintf(out, "%s\"%s\"", i ? "," : "", vclass_names[i]);
-	fprintf(out, "];\nvar TITLE=\"ustack: %lu events\";\nvar T=", v->total);
-	e.t = &t;
-	e.names = names;
-	e.out = out;
-	t.v[0].name = 0;
-	emit_node(&e, 0);
-	fputs(";\n", out);
-	fputs(PAGE_JS, out);
-	fputs("</script>\n</body></html>\n", out);
-	if (output_commit(file))
-		goto fail;
-	free(names);
+		goto done;
+	write_page(output_stream(file), v, &e);
+	if (!output_commit(file))
+		ret = 0;
+done:
+	g_string_free(e.tree, TRUE);
+	g_string_free(e.lines, TRUE);
+	g_string_free(e.inl, TRUE);
+	g_string_free(e.pruned, TRUE);
+	free(e.remap);
+	free(e.used);
+	free(e.size);
+	free(e.names);
 	free(t.v);
 	map_free(t.kids, NULL);
-	return 0;
-fail:
-	free(names);
-	free(t.v);
-	map_free(t.kids, NULL);
-	return -1;
+	return ret;
 }

@@ -595,3 +595,23 @@ void views_neighbours(const struct views *v, FILE *out, const char *func, bool c
 	free(mark);
 	free(rows);
 }
+
+/* --- per frame, for the flame graph (flame.c) */
+
+size_t views_seq_lines(const struct views *v, const struct vstack *s, struct vseq **buf, size_t *cap)
+{
+	size_t i, k, n = 0;
+
+	for (i = s->n; i-- > 0;) {
+		const struct vloc *l = &v->locs[s->locs[i]];
+
+		for (k = l->n; k-- > 0;) {
+			*buf = grow(*buf, n, cap, sizeof(**buf));
+			(*buf)[n].func = l->lines[k].func;
+			(*buf)[n].line = l->lines[k].line;
+			/* symbols_resolve: the inlined calls come before their function */
+			(*buf)[n++].inlined = !l->raw && k + 1 < l->n;
+		}
+	}
+	return n;
+}

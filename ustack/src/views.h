@@ -117,4 +117,13 @@ void progress_start(const char *path);
 void progress_tick(unsigned long records);
 void progress_end(void);
 
+/* A frame of a stack as views_seq gives it, with its line (0: none) and
+ * whether it is a call inlined into the frame before it */
+struct vseq {
+	uint32_t	func;
+	int		line;
+	bool		inlined;
+};
+size_t views_seq_lines(const struct views *v, const struct vstack *s, struct vseq **buf, size_t *cap);
+
 #endif

@@ -13,6 +13,7 @@
  * symbol is "[unknown]", one in the vdso or anonymous memory "[vdso/anon]"
  * (--folded calls both "[unknown]").
  */
+#include <glib.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,59 +29,116 @@ const char *const vclass_names[VC_N] = {
 	[VC_OTHER] = "other",
 };
 
-/* --- interning: a key of bytes -> an index, in a chained hash map */
+/* --- interning: a key of bytes -> an index, in a GHashTable */
 
-struct inode_ {
-	struct inode_	*next;
-	uint32_t	idx;
-	size_t		len;
-	unsigned char	key[];
+/* Storage that lives as long as the views: a chain of chunks, no header per item */
+struct arena_chunk {
+	struct arena_chunk	*next;
+	size_t			used, size;
+	max_align_t		data[];
 };
+
+static void *arena_alloc(struct arena_chunk **arena, size_t size)
+{
+	struct arena_chunk *c = *arena;
+	void *p;
+
+	size = (size + sizeof(uint64_t) - 1) / sizeof(uint64_t) * sizeof(uint64_t);
+	if (!c || c->size - c->used < size) {
+		size_t cap = size > 1 << 20 ? size : 1 << 20;
+
+		c = xmalloc(sizeof(*c) + cap);
+		c->next = *arena;
+		c->used = 0;
+		c->size = cap;
+		*arena = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += size;
+	return p;
+}
+
+static void arena_free(struct arena_chunk **arena)
+{
+	struct arena_chunk *c, *next;
+
+	for (c = *arena; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	*arena = NULL;
+}
+
+/* A key as the table holds it: in the arena, 8-aligned */
+struct ikey {
+	uint32_t	len, idx;
+	unsigned char	b[];
+};
+
+static guint ikey_hash(gconstpointer p)
+{
+	const struct ikey *k = p;
+	uint32_t h = 2166136261u ^ k->len;
+
+	for (uint32_t i = 0; i < k->len; i++)
+		h = (h ^ k->b[i]) * 16777619u;
+	return h;
+}
+
+static gboolean ikey_equal(gconstpointer x, gconstpointer y)
+{
+	const struct ikey *a = x, *b = y;
+
+	return a->len == b->len && !memcmp(a->b, b->b, a->len);
+}
+
+/* The key's bytes as stored, 8-aligned: valid as long as the table */
+static const void *itab_get_key(struct itab *t, const void *key, size_t len, uint32_t *idx,
+				bool *fresh)
+{
+	struct ikey *k;
+
+	if (len > UINT32_MAX)
+		die("a key of %zu bytes", len);
+	if (!t->h)
+		t->h = g_hash_table_new(ikey_hash, ikey_equal);
+	if (t->probe_cap < sizeof(*k) + len) {
+		t->probe_cap = (sizeof(*k) + len) * 2;
+		t->probe = xrealloc(t->probe, t->probe_cap);
+	}
+	k = t->probe;
+	k->len = (uint32_t)len;
+	memcpy(k->b, key, len);
+	k = g_hash_table_lookup(t->h, k);
+	*fresh = !k;
+	if (!k) {
+		k = arena_alloc(&t->arena, sizeof(*k) + len);
+		k->len = (uint32_t)len;
+		k->idx = (uint32_t)t->n++;
+		memcpy(k->b, key, len);
+		g_hash_table_add(t->h, k);
+	}
+	*idx = k->idx;
+	return k->b;
+}
 
 uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh)
 {
-	uint64_t h1 = 1469598103934665603ULL, h2 = len;
-	const unsigned char *p = key;
-	struct inode_ *head, *i;
-	size_t k;
+	uint32_t idx;
 
-	for (k = 0; k < len; k++) {
-		h1 = (h1 ^ p[k]) * 1099511628211ULL;
-		h2 = h2 * 31 + p[k];
-	}
-	if (!t->m)
-		t->m = map_new();
-	head = map_get(t->m, h1, h2);
-	for (i = head; i; i = i->next) {
-		if (i->len == len && !memcmp(i->key, key, len)) {
-			*fresh = false;
-			return i->idx;
-		}
-	}
-	i = xmalloc(sizeof(*i) + len);
-	i->next = head;
-	i->idx = (uint32_t)t->n++;
-	i->len = len;
-	memcpy(i->key, key, len);
-	map_put(t->m, h1, h2, i);
-	*fresh = true;
-	return i->idx;
-}
-
-static void free_chain(void *p)
-{
-	struct inode_ *i = p, *next;
-
-	for (; i; i = next) {
-		next = i->next;
-		free(i);
-	}
+	itab_get_key(t, key, len, &idx, fresh);
+	return idx;
 }
 
 void itab_free(struct itab *t)
 {
-	if (t->m)
-		map_free(t->m, free_chain);
+	if (t->h)
+		g_hash_table_destroy(t->h);
+	arena_free(&t->arena);
+	free(t->probe);
+	t->h = NULL;
+	t->probe = NULL;
+	t->probe_cap = 0;
 }
 
 /* Room for one more element of *arr (n elements, *cap of room) */

@@ -67,10 +67,15 @@ struct vstack {
 	uint32_t	*locs;		/* innermost first */
 };
 
-/* An interning table: a key of bytes -> an index */
+/* An interning table: a key of bytes -> an index (views.c, over GHashTable) */
+struct _GHashTable;
+struct arena_chunk;
 struct itab {
-	struct map	*m;
-	size_t		n;
+	struct _GHashTable	*h;
+	struct arena_chunk	*arena;	/* the keys */
+	void			*probe;	/* a key being looked up */
+	size_t			probe_cap;
+	size_t			n;
 };
 
 uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh);

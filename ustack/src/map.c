@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A map from a pair of u64 to a pointer: a typed front over glib's
- * GHashTable.  Each entry holds its key and value and is the table's key
- * (a set: GHashTable keeps no array of values then), so an entry costs
- * one small allocation and a slot.
+ * GHashTable.  A NULL value is the same as no entry.
  */
 #include <glib.h>
 #include <stdlib.h>
@@ -15,16 +13,42 @@ struct entry {
 	void		*value;
 };
 
+/*
+ * Keys whose halves both fit in 32 bits (pids, offsets, indexes: nearly
+ * all) are packed into the pointer itself, with the value beside it: no
+ * allocation at all.  The others are entries, each its own key (a set:
+ * GHashTable keeps no array of values then).
+ */
 struct map {
-	GHashTable	*h;
+	GHashTable	*packed;
+	GHashTable	*entries;
 };
+
+#define PACKS(a, b)	(sizeof(gpointer) >= 8 && (a) <= UINT32_MAX && (b) <= UINT32_MAX)
+
+static gpointer pack(uint64_t a, uint64_t b)
+{
+	return (gpointer)(uintptr_t)(a << 32 | b);
+}
+
+static guint mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (guint)h;
+}
+
+static guint packed_hash(gconstpointer p)
+{
+	return mix((uintptr_t)p);
+}
 
 static guint entry_hash(gconstpointer p)
 {
 	const struct entry *e = p;
-	uint64_t h = e->a * 0x9e3779b97f4a7c15ULL ^ (e->b + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
 
-	return (guint)(h ^ h >> 32);
+	return mix(e->a * 0x9e3779b97f4a7c15ULL ^ e->b);
 }
 
 static gboolean entry_equal(gconstpointer x, gconstpointer y)
@@ -38,70 +62,92 @@ struct map *map_new(void)
 {
 	struct map *m = xmalloc(sizeof(*m));
 
-	m->h = g_hash_table_new_full(entry_hash, entry_equal, free, NULL);
+	m->packed = g_hash_table_new(packed_hash, NULL);
+	m->entries = g_hash_table_new_full(entry_hash, entry_equal, free, NULL);
 	return m;
 }
 
 void map_free(struct map *m, void (*free_value)(void *))
 {
 	GHashTableIter it;
-	gpointer key;
+	gpointer key, value;
 
 	if (!m)
 		return;
 	if (free_value) {
-		g_hash_table_iter_init(&it, m->h);
+		g_hash_table_iter_init(&it, m->packed);
+		while (g_hash_table_iter_next(&it, NULL, &value))
+			free_value(value);
+		g_hash_table_iter_init(&it, m->entries);
 		while (g_hash_table_iter_next(&it, &key, NULL))
 			free_value(((struct entry *)key)->value);
 	}
-	g_hash_table_destroy(m->h);
+	g_hash_table_destroy(m->packed);
+	g_hash_table_destroy(m->entries);
 	free(m);
 }
 
 void *map_get(struct map *m, uint64_t a, uint64_t b)
 {
-	struct entry probe = { .a = a, .b = b }, *e = g_hash_table_lookup(m->h, &probe);
+	struct entry probe = { .a = a, .b = b }, *e;
 
+	if (PACKS(a, b))
+		return g_hash_table_lookup(m->packed, pack(a, b));
+	e = g_hash_table_lookup(m->entries, &probe);
 	return e ? e->value : NULL;
 }
 
 void map_put(struct map *m, uint64_t a, uint64_t b, void *value)
 {
-	struct entry probe = { .a = a, .b = b }, *e = g_hash_table_lookup(m->h, &probe);
+	struct entry probe = { .a = a, .b = b }, *e;
 
+	if (PACKS(a, b)) {
+		g_hash_table_insert(m->packed, pack(a, b), value);
+		return;
+	}
+	e = g_hash_table_lookup(m->entries, &probe);
 	if (e) {
 		e->value = value;
 		return;
 	}
 	e = xmalloc(sizeof(*e));
 	*e = (struct entry) { .a = a, .b = b, .value = value };
-	g_hash_table_add(m->h, e);
+	g_hash_table_add(m->entries, e);
 }
 
 void *map_del(struct map *m, uint64_t a, uint64_t b)
 {
-	struct entry probe = { .a = a, .b = b }, *e = g_hash_table_lookup(m->h, &probe);
-	void *value;
+	struct entry probe = { .a = a, .b = b }, *e;
+	gpointer key, value;
 
+	if (PACKS(a, b)) {
+		if (!g_hash_table_steal_extended(m->packed, pack(a, b), &key, &value))
+			return NULL;
+		return value;
+	}
+	e = g_hash_table_lookup(m->entries, &probe);
 	if (!e)
 		return NULL;
 	value = e->value;
-	g_hash_table_remove(m->h, e);	/* frees e */
+	g_hash_table_remove(m->entries, e);	/* frees e */
 	return value;
 }
 
 size_t map_size(const struct map *m)
 {
-	return g_hash_table_size(m->h);
+	return g_hash_table_size(m->packed) + g_hash_table_size(m->entries);
 }
 
 void map_each(struct map *m, void (*fn)(uint64_t a, uint64_t b, void *value, void *ctx),
 	      void *ctx)
 {
 	GHashTableIter it;
-	gpointer key;
+	gpointer key, value;
 
-	g_hash_table_iter_init(&it, m->h);
+	g_hash_table_iter_init(&it, m->packed);
+	while (g_hash_table_iter_next(&it, &key, &value))
+		fn((uintptr_t)key >> 32, (uintptr_t)key & UINT32_MAX, value, ctx);
+	g_hash_table_iter_init(&it, m->entries);
 	while (g_hash_table_iter_next(&it, &key, NULL)) {
 		struct entry *e = key;
 

@@ -218,6 +218,15 @@ static uint32_t func_id(struct views *v, const char *name, const char *file, con
 	return id;
 }
 
+/* A location's lines, in the views' arena */
+static struct vline *new_lines(struct views *v, size_t n)
+{
+	struct vline *l = arena_alloc(&v->arena, n * sizeof(*l));
+
+	memset(l, 0, n * sizeof(*l));
+	return l;
+}
+
 /* A location of one line, for the frames that are not in a file */
 static uint32_t special_loc(struct views *v, const char *name, enum vclass cls)
 {
@@ -233,7 +242,7 @@ static uint32_t special_loc(struct views *v, const char *name, enum vclass cls)
 		v->locs = grow(v->locs, id, &v->locs_cap, sizeof(*v->locs));
 		memset(&v->locs[id], 0, sizeof(v->locs[id]));
 		v->locs[id].n = 1;
-		v->locs[id].lines = xcalloc(1, sizeof(struct vline));
+		v->locs[id].lines = new_lines(v, 1);
 		v->locs[id].lines[0].func = func_id(v, name, NULL, NULL, cls);
 	}
 	return id;
@@ -254,10 +263,6 @@ void views_free(struct views *v)
 
 	for (i = 0; i < v->strs_t.n; i++)
 		free(v->strs[i]);
-	for (i = 0; i < v->locs_t.n; i++)
-		free(v->locs[i].lines);
-	for (i = 0; i < v->stacks_t.n; i++)
-		free(v->stacks[i].locs);
 	free(v->strs);
 	free(v->funcs);
 	free(v->locs);
@@ -268,6 +273,7 @@ void views_free(struct views *v)
 	itab_free(&v->locs_t);
 	itab_free(&v->maps_t);
 	itab_free(&v->stacks_t);
+	arena_free(&v->arena);
 	free(v);
 }
 
@@ -344,7 +350,7 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 	if (!vf->n) {
 		l->raw = true;
 		l->n = 1;
-		l->lines = xcalloc(1, sizeof(*l->lines));
+		l->lines = new_lines(v, 1);
 		if (f->ino == 0 && f->dev == 0)
 			l->lines[0].func = func_id(v, "[vdso/anon]", NULL, NULL, VC_ANON);
 		else
@@ -353,7 +359,7 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 		return id;
 	}
 	l->n = vf->n;
-	l->lines = xcalloc(vf->n, sizeof(*l->lines));
+	l->lines = new_lines(v, vf->n);
 	for (i = 0; i < vf->n; i++) {
 		const struct sym *s = &vf->lines[i];
 		const char *name = s->name;
@@ -375,6 +381,7 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 {
 	struct key k = { 0 };
 	uint32_t ev = str_id(v, event), cm = str_id(v, comm), id;
+	const unsigned char *key;
 	struct vstack *s;
 	bool fresh;
 
@@ -382,7 +389,7 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 	key_add(&k, &cm, sizeof(cm));
 	key_add(&k, &pid, sizeof(pid));
 	key_add(&k, locs, n * sizeof(*locs));
-	id = itab_get(&v->stacks_t, k.p, k.len, &fresh);
+	key = itab_get_key(&v->stacks_t, k.p, k.len, &id, &fresh);
 	free(k.p);
 	if (fresh) {
 		v->stacks = grow(v->stacks, id, &v->stacks_cap, sizeof(*v->stacks));
@@ -392,8 +399,8 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 		s->pid = pid;
 		s->count = 0;
 		s->n = n;
-		s->locs = xmalloc((n ? n : 1) * sizeof(*locs));
-		memcpy(s->locs, locs, n * sizeof(*locs));
+		/* the key's copy, 4-aligned after three 32-bit fields */
+		s->locs = (uint32_t *)(key + 3 * sizeof(uint32_t));
 	}
 	v->stacks[id].count++;
 	v->total++;
@@ -438,6 +445,236 @@ size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, 
 	return n;
 }
 
+/* --- folded stacks: --folded, --by-event, --top's stacks */
+
+/*
+ * The one place a name becomes a frame of a folded line: ';' separates
+ * frames and a newline separates lines, so neither may come from a name
+ * (a comm or a symbol could forge a frame).  They become ':' and ' '.
+ */
+static char fold_char(char c)
+{
+	return c == ';' ? ':' : c == '\n' ? ' ' : c;
+}
+
+/*
+ * Stacks merged by their folded text, kept as ids of folded names (a name
+ * once, not once per stack): [event;]comm;outer;...;inner
+ */
+struct fold {
+	const struct views	*v;
+	bool			folded;		/* --folded names: [vdso/anon] is [unknown] */
+	struct itab		names_t;	/* folded names; the key is the string */
+	const char		**names;
+	size_t			names_cap;
+	uint32_t		*of_func, *of_str;	/* folded name id + 1; 0: not yet */
+	struct itab		stacks_t;
+	const uint32_t		**ids;		/* the stacks_t keys */
+	uint32_t		*nids;
+	unsigned long		*count;
+	size_t			stacks_cap;
+	char			*buf;
+	size_t			buf_cap;
+	uint32_t		*seq;
+	size_t			seq_cap;
+};
+
+static uint32_t fold_intern(struct fold *fd, const char *s)
+{
+	size_t n = strlen(s) + 1, i;
+	const char *key;
+	uint32_t id;
+	bool fresh;
+
+	if (n > fd->buf_cap) {
+		fd->buf_cap = n * 2;
+		fd->buf = xrealloc(fd->buf, fd->buf_cap);
+	}
+	for (i = 0; i < n; i++)
+		fd->buf[i] = fold_char(s[i]);
+	key = itab_get_key(&fd->names_t, fd->buf, n, &id, &fresh);
+	if (fresh) {
+		fd->names = grow(fd->names, id, &fd->names_cap, sizeof(*fd->names));
+		fd->names[id] = key;
+	}
+	return id;
+}
+
+static uint32_t fold_func(struct fold *fd, uint32_t f)
+{
+	const struct vfunc *fn = &fd->v->funcs[f];
+
+	if (!fd->of_func[f])
+		fd->of_func[f] = fold_intern(fd, fd->folded && fn->cls == VC_ANON ?
+					     "[unknown]" : fn->name) + 1;
+	return fd->of_func[f] - 1;
+}
+
+static uint32_t fold_str(struct fold *fd, uint32_t s)
+{
+	if (!fd->of_str[s])
+		fd->of_str[s] = fold_intern(fd, fd->v->strs[s]) + 1;
+	return fd->of_str[s] - 1;
+}
+
+static void fold_init(struct fold *fd, const struct views *v, bool folded)
+{
+	memset(fd, 0, sizeof(*fd));
+	fd->v = v;
+	fd->folded = folded;
+	fd->of_func = xcalloc(v->funcs_t.n + 1, sizeof(*fd->of_func));
+	fd->of_str = xcalloc(v->strs_t.n + 1, sizeof(*fd->of_str));
+}
+
+static void fold_free(struct fold *fd)
+{
+	itab_free(&fd->names_t);
+	itab_free(&fd->stacks_t);
+	free(fd->names);
+	free(fd->of_func);
+	free(fd->of_str);
+	free(fd->ids);
+	free(fd->nids);
+	free(fd->count);
+	free(fd->buf);
+	free(fd->seq);
+}
+
+/* Every stack of the views, merged by its folded text */
+static void fold_stacks(struct fold *fd, bool by_event)
+{
+	const struct views *v = fd->v;
+	uint32_t *ids = NULL, id;
+	size_t i, j, n, k, cap = 0;
+	const void *key;
+	bool fresh;
+
+	for (i = 0; i < v->stacks_t.n; i++) {
+		const struct vstack *s = &v->stacks[i];
+
+		n = views_seq(v, s, &fd->seq, &fd->seq_cap);
+		if (cap < n + 2) {
+			cap = n + 2;
+			ids = xrealloc(ids, cap * sizeof(*ids));
+		}
+		k = 0;
+		if (by_event)
+			ids[k++] = fold_str(fd, s->event);
+		ids[k++] = fold_str(fd, s->comm);
+		for (j = 0; j < n; j++)
+			ids[k++] = fold_func(fd, fd->seq[j]);
+		key = itab_get_key(&fd->stacks_t, ids, k * sizeof(*ids), &id, &fresh);
+		if (fresh) {
+			size_t c = fd->stacks_cap;
+
+			fd->ids = grow(fd->ids, id, &c, sizeof(*fd->ids));
+			c = fd->stacks_cap;
+			fd->nids = grow(fd->nids, id, &c, sizeof(*fd->nids));
+			fd->count = grow(fd->count, id, &fd->stacks_cap, sizeof(*fd->count));
+			fd->ids[id] = key;
+			fd->nids[id] = (uint32_t)k;
+			fd->count[id] = 0;
+		}
+		fd->count[id] += s->count;
+	}
+	free(ids);
+}
+
+/* A folded stack's text, a character at a time, without making it */
+struct ftext {
+	const struct fold	*fd;
+	const uint32_t		*ids;
+	size_t			n, i;
+	const char		*p;
+};
+
+static void ftext_init(struct ftext *t, const struct fold *fd, uint32_t stack)
+{
+	t->fd = fd;
+	t->ids = fd->ids[stack];
+	t->n = fd->nids[stack];
+	t->i = 0;
+	t->p = t->n ? fd->names[t->ids[0]] : "";
+}
+
+static int ftext_next(struct ftext *t)
+{
+	if (*t->p)
+		return (unsigned char)*t->p++;
+	if (t->i + 1 < t->n) {
+		t->p = t->fd->names[t->ids[++t->i]];
+		return ';';
+	}
+	return 0;
+}
+
+/* As strcmp of the two folded lines */
+static int cmp_ftext(const struct fold *fd, uint32_t x, uint32_t y)
+{
+	struct ftext a, b;
+	int c, d;
+
+	ftext_init(&a, fd, x);
+	ftext_init(&b, fd, y);
+	do {
+		c = ftext_next(&a);
+		d = ftext_next(&b);
+	} while (c == d && c);
+	return c - d;
+}
+
+static int cmp_by_text(const void *a, const void *b, void *ctx)
+{
+	return cmp_ftext(ctx, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+static int cmp_by_count(const void *a, const void *b, void *ctx)
+{
+	const struct fold *fd = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (fd->count[x] != fd->count[y])
+		return fd->count[x] > fd->count[y] ? -1 : 1;
+	return cmp_ftext(fd, x, y);
+}
+
+static void put_ftext(FILE *out, const struct fold *fd, uint32_t stack)
+{
+	for (uint32_t i = 0; i < fd->nids[stack]; i++) {
+		if (i)
+			fputc(';', out);
+		fputs(fd->names[fd->ids[stack][i]], out);
+	}
+}
+
+/* The stacks' ids, sorted */
+static uint32_t *fold_sorted(struct fold *fd, int (*cmp)(const void *, const void *, void *))
+{
+	size_t n = fd->stacks_t.n;
+	uint32_t *order = xmalloc((n ? n : 1) * sizeof(*order));
+
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), cmp, fd);
+	return order;
+}
+
+void views_folded(const struct views *v, FILE *out, bool by_event)
+{
+	struct fold fd;
+	uint32_t *order;
+
+	fold_init(&fd, v, true);
+	fold_stacks(&fd, by_event);
+	order = fold_sorted(&fd, cmp_by_text);
+	for (size_t i = 0; i < fd.stacks_t.n; i++) {
+		put_ftext(out, &fd, order[i]);
+		fprintf(out, " %lu\n", fd.count[order[i]]);
+	}
+	free(order);
+	fold_free(&fd);
+}
+
 /* --- --top */
 
 struct row {
@@ -476,25 +713,13 @@ static void print_func(FILE *out, const struct vfunc *f)
 		fprintf(out, " [%s]", base_name(f->file));
 }
 
-/* Like fold_name in report.c: no name can forge a frame or a line */
-static void put_folded(FILE *out, const char *s)
-{
-	for (; *s; s++)
-		fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
-}
-
 void views_top(const struct views *v, FILE *out, size_t limit)
 {
 	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
 	struct row *rows = xcalloc(nf ? nf : 1, sizeof(*rows));
 	size_t *mark = xcalloc(nf ? nf : 1, sizeof(*mark));
-	struct itab st = { 0 };
-	struct row *srows = NULL;
-	size_t srows_cap = 0;
-	uint32_t *seq = NULL;
-	char *text = NULL;
-	size_t text_len;
-	FILE *mem;
+	uint32_t *seq = NULL, *order;
+	struct fold fd;
 
 	for (i = 0; i < nf; i++) {
 		rows[i].id = (uint32_t)i;
@@ -502,8 +727,6 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 	}
 	for (i = 0; i < v->stacks_t.n; i++) {
 		const struct vstack *s = &v->stacks[i];
-		bool fresh;
-		uint32_t id;
 
 		n = views_seq(v, s, &seq, &cap);
 		if (!n)
@@ -515,26 +738,6 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 			mark[seq[j]] = i + 1;
 			rows[seq[j]].total += s->count;
 		}
-		/* the whole stack, as a folded line with its comm */
-		mem = open_memstream(&text, &text_len);
-		put_folded(mem, v->strs[s->comm]);
-		for (j = 0; j < n; j++) {
-			fputc(';', mem);
-			put_folded(mem, v->funcs[seq[j]].name);
-		}
-		fclose(mem);
-		id = itab_get(&st, text, text_len, &fresh);
-		if (fresh) {
-			srows = grow(srows, id, &srows_cap, sizeof(*srows));
-			srows[id].id = id;
-			srows[id].total = 0;
-			srows[id].self = 0;
-			srows[id].text = text;
-		} else {
-			free(text);
-		}
-		srows[id].total += s->count;
-		text = NULL;
 	}
 	for (i = 0; i < nf; i++)
 		if (rows[i].total)
@@ -553,18 +756,20 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 	if (limit && nrows > limit)
 		fprintf(out, "# ... %zu functions more\n", nrows - limit);
 
-	if (st.n)
-		qsort(srows, st.n, sizeof(*srows), cmp_row);
+	/* the whole stacks, as folded lines with their comm */
+	fold_init(&fd, v, false);
+	fold_stacks(&fd, false);
+	order = fold_sorted(&fd, cmp_by_count);
 	fprintf(out, "\n# stacks by count: comm;outermost;...;innermost\n");
-	for (i = 0; i < st.n && (!limit || i < limit); i++)
-		fprintf(out, "%10lu %7.2f%%  %s\n", srows[i].total, pct(srows[i].total, v->total),
-			srows[i].text);
-	if (limit && st.n > limit)
-		fprintf(out, "# ... %zu stacks more\n", st.n - limit);
-	for (i = 0; i < st.n; i++)
-		free((char *)srows[i].text);
-	free(srows);
-	itab_free(&st);
+	for (i = 0; i < fd.stacks_t.n && (!limit || i < limit); i++) {
+		fprintf(out, "%10lu %7.2f%%  ", fd.count[order[i]], pct(fd.count[order[i]], v->total));
+		put_ftext(out, &fd, order[i]);
+		fputc('\n', out);
+	}
+	if (limit && fd.stacks_t.n > limit)
+		fprintf(out, "# ... %zu stacks more\n", fd.stacks_t.n - limit);
+	free(order);
+	fold_free(&fd);
 	free(seq);
 	free(mark);
 	free(rows);
@@ -574,21 +779,26 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 
 #define NB_EDGE	UINT32_MAX	/* no caller (outermost) or no callee (self) */
 
-void views_neighbours(const struct views *v, FILE *out, const char *func, bool callees)
+int views_neighbours(const struct views *v, FILE *out, const char *pattern,
+		     const struct _GRegex *re, bool callees)
 {
-	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
+	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0, nmatch = 0;
 	struct row *rows = xcalloc(nf + 1, sizeof(*rows));
 	size_t *mark = xcalloc(nf + 1, sizeof(*mark));
 	bool *is = xcalloc(nf ? nf : 1, sizeof(*is));
 	unsigned long with = 0;
 	uint32_t *seq = NULL;
-	bool any = false;
 
 	for (i = 0; i < nf; i++) {
-		is[i] = !strcmp(v->funcs[i].name, func);
-		any |= is[i];
+		is[i] = g_regex_match(re, v->funcs[i].name, 0, NULL);
+		nmatch += is[i];
 		rows[i].id = (uint32_t)i;
 		rows[i].text = v->funcs[i].name;
+	}
+	if (!nmatch) {
+		warnx_("--%s %s: no function matches (of %zu in the stacks)",
+		       callees ? "callees" : "callers", pattern, nf);
+		goto out;
 	}
 	rows[nf].id = NB_EDGE;
 	rows[nf].text = callees ? "[self]" : "[outermost]";
@@ -619,10 +829,18 @@ void views_neighbours(const struct views *v, FILE *out, const char *func, bool c
 		if (rows[i].total)
 			rows[nrows++] = rows[i];
 	qsort(rows, nrows, sizeof(*rows), cmp_row);
-	if (!any)
-		warnx_("no function is named %s", func);
+	if (nmatch > 1)
+		warnx_("--%s %s: %zu functions match; reported together (^NAME$ for one)",
+		       callees ? "callees" : "callers", pattern, nmatch);
 	fprintf(out, "# %s of %s: in %lu of %lu events (%.2f%%); %% of those %lu events\n",
-		callees ? "callees" : "callers", func, with, v->total, pct(with, v->total), with);
+		callees ? "callees" : "callers", pattern, with, v->total, pct(with, v->total), with);
+	for (i = 0; i < nf; i++) {
+		if (!is[i])
+			continue;
+		fputs(nmatch > 1 ? "#   matches: " : "#   function: ", out);
+		print_func(out, &v->funcs[i]);
+		fputc('\n', out);
+	}
 	for (i = 0; i < nrows; i++) {
 		fprintf(out, "%10lu %7.2f%%  ", rows[i].total, pct(rows[i].total, with));
 		if (rows[i].id == NB_EDGE)
@@ -631,8 +849,10 @@ void views_neighbours(const struct views *v, FILE *out, const char *func, bool c
 			print_func(out, &v->funcs[rows[i].id]);
 		fputc('\n', out);
 	}
+out:
 	free(seq);
 	free(is);
 	free(mark);
 	free(rows);
+	return nmatch ? 0 : -1;
 }

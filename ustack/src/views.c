@@ -458,25 +458,22 @@ static char fold_char(char c)
 }
 
 /*
- * Stacks merged by their folded text, kept as ids of folded names (a name
- * once, not once per stack): [event;]comm;outer;...;inner
+ * The views' stacks as folded lines, [event;]comm;outer;...;inner, read
+ * in place: every name folded once, a stack never made into text.  Stacks
+ * whose lines are the same are merged after sorting them by their text.
  */
 struct fold {
 	const struct views	*v;
-	bool			folded;		/* --folded names: [vdso/anon] is [unknown] */
+	bool			by_event;
 	struct itab		names_t;	/* folded names; the key is the string */
 	const char		**names;
 	size_t			names_cap;
-	uint32_t		*of_func, *of_str;	/* folded name id + 1; 0: not yet */
-	struct itab		stacks_t;
-	const uint32_t		**ids;		/* the stacks_t keys */
-	uint32_t		*nids;
-	unsigned long		*count;
-	size_t			stacks_cap;
+	uint32_t		*of_func, *of_str;	/* folded name ids */
 	char			*buf;
 	size_t			buf_cap;
-	uint32_t		*seq;
-	size_t			seq_cap;
+	uint32_t		*first;		/* a merged line: its first stack */
+	unsigned long		*count;		/* and the events of all its stacks */
+	size_t			n;
 };
 
 static uint32_t fold_intern(struct fold *fd, const char *s)
@@ -500,115 +497,54 @@ static uint32_t fold_intern(struct fold *fd, const char *s)
 	return id;
 }
 
-static uint32_t fold_func(struct fold *fd, uint32_t f)
-{
-	const struct vfunc *fn = &fd->v->funcs[f];
-
-	if (!fd->of_func[f])
-		fd->of_func[f] = fold_intern(fd, fd->folded && fn->cls == VC_ANON ?
-					     "[unknown]" : fn->name) + 1;
-	return fd->of_func[f] - 1;
-}
-
-static uint32_t fold_str(struct fold *fd, uint32_t s)
-{
-	if (!fd->of_str[s])
-		fd->of_str[s] = fold_intern(fd, fd->v->strs[s]) + 1;
-	return fd->of_str[s] - 1;
-}
-
-static void fold_init(struct fold *fd, const struct views *v, bool folded)
-{
-	memset(fd, 0, sizeof(*fd));
-	fd->v = v;
-	fd->folded = folded;
-	fd->of_func = xcalloc(v->funcs_t.n + 1, sizeof(*fd->of_func));
-	fd->of_str = xcalloc(v->strs_t.n + 1, sizeof(*fd->of_str));
-}
-
-static void fold_free(struct fold *fd)
-{
-	itab_free(&fd->names_t);
-	itab_free(&fd->stacks_t);
-	free(fd->names);
-	free(fd->of_func);
-	free(fd->of_str);
-	free(fd->ids);
-	free(fd->nids);
-	free(fd->count);
-	free(fd->buf);
-	free(fd->seq);
-}
-
-/* Every stack of the views, merged by its folded text */
-static void fold_stacks(struct fold *fd, bool by_event)
-{
-	const struct views *v = fd->v;
-	uint32_t *ids = NULL, id;
-	size_t i, j, n, k, cap = 0;
-	const void *key;
-	bool fresh;
-
-	for (i = 0; i < v->stacks_t.n; i++) {
-		const struct vstack *s = &v->stacks[i];
-
-		n = views_seq(v, s, &fd->seq, &fd->seq_cap);
-		if (cap < n + 2) {
-			cap = n + 2;
-			ids = xrealloc(ids, cap * sizeof(*ids));
-		}
-		k = 0;
-		if (by_event)
-			ids[k++] = fold_str(fd, s->event);
-		ids[k++] = fold_str(fd, s->comm);
-		for (j = 0; j < n; j++)
-			ids[k++] = fold_func(fd, fd->seq[j]);
-		key = itab_get_key(&fd->stacks_t, ids, k * sizeof(*ids), &id, &fresh);
-		if (fresh) {
-			size_t c = fd->stacks_cap;
-
-			fd->ids = grow(fd->ids, id, &c, sizeof(*fd->ids));
-			c = fd->stacks_cap;
-			fd->nids = grow(fd->nids, id, &c, sizeof(*fd->nids));
-			fd->count = grow(fd->count, id, &fd->stacks_cap, sizeof(*fd->count));
-			fd->ids[id] = key;
-			fd->nids[id] = (uint32_t)k;
-			fd->count[id] = 0;
-		}
-		fd->count[id] += s->count;
-	}
-	free(ids);
-}
-
-/* A folded stack's text, a character at a time, without making it */
+/* A folded line's text, a character at a time, without making it */
 struct ftext {
 	const struct fold	*fd;
-	const uint32_t		*ids;
-	size_t			n, i;
+	const struct vstack	*s;
+	int			part;	/* -2: event, -1: comm, then the stack */
+	size_t			loc, line;	/* the next line, outer to inner */
 	const char		*p;
 };
+
+/* The next name of the line, or NULL at its end */
+static const char *ftext_name(struct ftext *t)
+{
+	const struct views *v = t->fd->v;
+	const struct vloc *l;
+
+	if (t->part < 0)
+		return t->fd->names[t->fd->of_str[t->part++ == -2 ? t->s->event : t->s->comm]];
+	while (t->loc > 0) {
+		l = &v->locs[t->s->locs[t->loc - 1]];
+		if (t->line > 0)
+			return t->fd->names[t->fd->of_func[l->lines[--t->line].func]];
+		if (--t->loc > 0)
+			t->line = v->locs[t->s->locs[t->loc - 1]].n;
+	}
+	return NULL;
+}
 
 static void ftext_init(struct ftext *t, const struct fold *fd, uint32_t stack)
 {
 	t->fd = fd;
-	t->ids = fd->ids[stack];
-	t->n = fd->nids[stack];
-	t->i = 0;
-	t->p = t->n ? fd->names[t->ids[0]] : "";
+	t->s = &fd->v->stacks[stack];
+	t->part = fd->by_event ? -2 : -1;
+	t->loc = t->s->n;
+	t->line = t->loc ? fd->v->locs[t->s->locs[t->loc - 1]].n : 0;
+	t->p = ftext_name(t);
 }
 
 static int ftext_next(struct ftext *t)
 {
+	if (!t->p)
+		return 0;
 	if (*t->p)
 		return (unsigned char)*t->p++;
-	if (t->i + 1 < t->n) {
-		t->p = t->fd->names[t->ids[++t->i]];
-		return ';';
-	}
-	return 0;
+	t->p = ftext_name(t);
+	return t->p ? ';' : 0;
 }
 
-/* As strcmp of the two folded lines */
+/* As strcmp of the two stacks' folded lines */
 static int cmp_ftext(const struct fold *fd, uint32_t x, uint32_t y)
 {
 	struct ftext a, b;
@@ -628,50 +564,77 @@ static int cmp_by_text(const void *a, const void *b, void *ctx)
 	return cmp_ftext(ctx, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
-static int cmp_by_count(const void *a, const void *b, void *ctx)
-{
-	const struct fold *fd = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (fd->count[x] != fd->count[y])
-		return fd->count[x] > fd->count[y] ? -1 : 1;
-	return cmp_ftext(fd, x, y);
-}
-
 static void put_ftext(FILE *out, const struct fold *fd, uint32_t stack)
 {
-	for (uint32_t i = 0; i < fd->nids[stack]; i++) {
-		if (i)
+	struct ftext t;
+	const char *name;
+	bool first = true;
+
+	ftext_init(&t, fd, stack);
+	for (name = t.p; name; name = ftext_name(&t), first = false) {
+		if (!first)
 			fputc(';', out);
-		fputs(fd->names[fd->ids[stack][i]], out);
+		fputs(name, out);
 	}
 }
 
-/* The stacks' ids, sorted */
-static uint32_t *fold_sorted(struct fold *fd, int (*cmp)(const void *, const void *, void *))
+/*
+ * Every stack of the views as folded lines, merged, in the order of their
+ * text.  folded: --folded's names ([vdso/anon] is [unknown] there).
+ */
+static void fold_stacks(struct fold *fd, const struct views *v, bool folded, bool by_event)
 {
-	size_t n = fd->stacks_t.n;
-	uint32_t *order = xmalloc((n ? n : 1) * sizeof(*order));
+	size_t i, ns = v->stacks_t.n;
+	uint32_t *order = xmalloc((ns ? ns : 1) * sizeof(*order));
 
-	for (size_t i = 0; i < n; i++)
+	memset(fd, 0, sizeof(*fd));
+	fd->v = v;
+	fd->by_event = by_event;
+	fd->of_func = xmalloc((v->funcs_t.n + 1) * sizeof(*fd->of_func));
+	fd->of_str = xmalloc((v->strs_t.n + 1) * sizeof(*fd->of_str));
+	for (i = 0; i < v->funcs_t.n; i++)
+		fd->of_func[i] = fold_intern(fd, folded && v->funcs[i].cls == VC_ANON ?
+					     "[unknown]" : v->funcs[i].name);
+	for (i = 0; i < v->strs_t.n; i++)
+		fd->of_str[i] = fold_intern(fd, v->strs[i]);
+	for (i = 0; i < ns; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, n, sizeof(*order), cmp, fd);
-	return order;
+	qsort_r(order, ns, sizeof(*order), cmp_by_text, fd);
+	/* merged in place: first[] reuses order */
+	fd->first = order;
+	fd->count = xmalloc((ns ? ns : 1) * sizeof(*fd->count));
+	for (i = 0; i < ns; i++) {
+		uint32_t s = order[i];
+
+		if (fd->n && !cmp_ftext(fd, fd->first[fd->n - 1], s)) {
+			fd->count[fd->n - 1] += v->stacks[s].count;
+			continue;
+		}
+		fd->first[fd->n] = s;
+		fd->count[fd->n++] = v->stacks[s].count;
+	}
+}
+
+static void fold_free(struct fold *fd)
+{
+	itab_free(&fd->names_t);
+	free(fd->names);
+	free(fd->of_func);
+	free(fd->of_str);
+	free(fd->buf);
+	free(fd->first);
+	free(fd->count);
 }
 
 void views_folded(const struct views *v, FILE *out, bool by_event)
 {
 	struct fold fd;
-	uint32_t *order;
 
-	fold_init(&fd, v, true);
-	fold_stacks(&fd, by_event);
-	order = fold_sorted(&fd, cmp_by_text);
-	for (size_t i = 0; i < fd.stacks_t.n; i++) {
-		put_ftext(out, &fd, order[i]);
-		fprintf(out, " %lu\n", fd.count[order[i]]);
+	fold_stacks(&fd, v, true, by_event);
+	for (size_t i = 0; i < fd.n; i++) {
+		put_ftext(out, &fd, fd.first[i]);
+		fprintf(out, " %lu\n", fd.count[i]);
 	}
-	free(order);
 	fold_free(&fd);
 }
 
@@ -711,6 +674,17 @@ static void print_func(FILE *out, const struct vfunc *f)
 	fputs(f->name, out);
 	if (f->file)
 		fprintf(out, " [%s]", base_name(f->file));
+}
+
+/* Merged lines by count, then by text (their index: they are in its order) */
+static int cmp_merged_by_count(const void *a, const void *b, void *ctx)
+{
+	const struct fold *fd = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (fd->count[x] != fd->count[y])
+		return fd->count[x] > fd->count[y] ? -1 : 1;
+	return (x > y) - (x < y);
 }
 
 void views_top(const struct views *v, FILE *out, size_t limit)
@@ -756,18 +730,20 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 	if (limit && nrows > limit)
 		fprintf(out, "# ... %zu functions more\n", nrows - limit);
 
-	/* the whole stacks, as folded lines with their comm */
-	fold_init(&fd, v, false);
-	fold_stacks(&fd, false);
-	order = fold_sorted(&fd, cmp_by_count);
+	/* the whole stacks, as folded lines with their comm, by count */
+	fold_stacks(&fd, v, false, false);
+	order = xmalloc((fd.n ? fd.n : 1) * sizeof(*order));
+	for (i = 0; i < fd.n; i++)
+		order[i] = (uint32_t)i;	/* in the order of the text already */
+	qsort_r(order, fd.n, sizeof(*order), cmp_merged_by_count, &fd);
 	fprintf(out, "\n# stacks by count: comm;outermost;...;innermost\n");
-	for (i = 0; i < fd.stacks_t.n && (!limit || i < limit); i++) {
+	for (i = 0; i < fd.n && (!limit || i < limit); i++) {
 		fprintf(out, "%10lu %7.2f%%  ", fd.count[order[i]], pct(fd.count[order[i]], v->total));
-		put_ftext(out, &fd, order[i]);
+		put_ftext(out, &fd, fd.first[order[i]]);
 		fputc('\n', out);
 	}
-	if (limit && fd.stacks_t.n > limit)
-		fprintf(out, "# ... %zu stacks more\n", fd.stacks_t.n - limit);
+	if (limit && fd.n > limit)
+		fprintf(out, "# ... %zu stacks more\n", fd.n - limit);
 	free(order);
 	fold_free(&fd);
 	free(seq);

@@ -218,9 +218,19 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 		for (i = 0; i < stack->nr; i++) {
 			const struct frame *f = &stack->frames[i];
 
+			const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
+			const char *obj = named ? strrchr(named->path, '/') : NULL;
+
+			/* each line ends with the frame's shared object, as perf's */
+			obj = obj ? obj + 1 : named ? named->path : NULL;
 			for (k = 0; k < res[i].n; k++) {
 				fputs("    ", stdout);
 				symbols_print(stdout, &res[i].lines[k]);
+				if (obj) {
+					fputs(" [", stdout);
+					fputs(obj, stdout);
+					putchar(']');
+				}
 				putchar('\n');
 			}
 			if (res[i].n)

@@ -689,7 +689,7 @@ static int cmp_merged_by_count(const void *a, const void *b, void *ctx)
 
 void views_top(const struct views *v, FILE *out, size_t limit)
 {
-	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
+	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0, objw = strlen("shared object");
 	struct row *rows = xcalloc(nf ? nf : 1, sizeof(*rows));
 	size_t *mark = xcalloc(nf ? nf : 1, sizeof(*mark));
 	uint32_t *seq = NULL, *order;
@@ -718,14 +718,20 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 			rows[nrows++] = rows[i];
 	qsort(rows, nrows, sizeof(*rows), cmp_row);
 
+	/* the shared object: the object file's name, as perf report's */
+	for (i = 0; i < nrows && (!limit || i < limit); i++)
+		if (v->funcs[rows[i].id].file && strlen(base_name(v->funcs[rows[i].id].file)) > objw)
+			objw = strlen(base_name(v->funcs[rows[i].id].file));
 	fprintf(out, "# %lu events; children: the events whose stack holds the function, "
 		"self: those it is the innermost of\n", v->total);
-	fprintf(out, "# %8s %8s %8s %8s  function [file]\n", "children", "", "self", "");
+	fprintf(out, "# %8s %8s %8s %8s  %-*s  function\n", "children", "", "self", "", (int)objw,
+		"shared object");
 	for (i = 0; i < nrows && (!limit || i < limit); i++) {
-		fprintf(out, "%10lu %7.2f%% %8lu %7.2f%%  ", rows[i].total, pct(rows[i].total, v->total),
-			rows[i].self, pct(rows[i].self, v->total));
-		print_func(out, &v->funcs[rows[i].id]);
-		fputc('\n', out);
+		const struct vfunc *f = &v->funcs[rows[i].id];
+
+		fprintf(out, "%10lu %7.2f%% %8lu %7.2f%%  %-*s  %s\n", rows[i].total,
+			pct(rows[i].total, v->total), rows[i].self, pct(rows[i].self, v->total),
+			(int)objw, f->file ? base_name(f->file) : "-", f->name);
 	}
 	if (limit && nrows > limit)
 		fprintf(out, "# ... %zu functions more\n", nrows - limit);

@@ -703,6 +703,8 @@ int cmd_report(int argc, char **argv)
 	map_each(rep.waiting, flush_waiting, &rep);
 	map_each(rep.pending_event, flush_pending, &rep);
 	progress_end();
+	if (rep.views)
+		views_done(rep.views);
 	if (rep.folded)
 		views_folded(rep.views, stdout, rep.view == VIEW_BY_EVENT);
 	if (rep.view == VIEW_TOP)
@@ -712,6 +714,9 @@ int cmd_report(int argc, char **argv)
 			nomatch = true;
 	fflush(stdout);
 	summary(&rep, input_format(in));
+	/* The views hold copies of the names: libdw's memory goes first */
+	symbols_free(rep.syms);
+	rep.syms = NULL;
 	ret = input_close(in);
 	if (nomatch)
 		ret = 2;
@@ -745,6 +750,5 @@ int cmd_report(int argc, char **argv)
 	free_filters(&rep.filt);
 	if (func_re)
 		g_regex_unref(func_re);
-	symbols_free(rep.syms);
 	return ret;
 }

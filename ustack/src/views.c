@@ -100,6 +100,8 @@ static const void *itab_get_key(struct itab *t, const void *key, size_t len, uin
 
 	if (len > UINT32_MAX)
 		die("a key of %zu bytes", len);
+	if (t->sealed)
+		die("internal error: a key added to a sealed table");
 	if (!t->h)
 		t->h = g_hash_table_new(ikey_hash, ikey_equal);
 	if (t->probe_cap < sizeof(*k) + len) {
@@ -128,6 +130,20 @@ uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh)
 
 	itab_get_key(t, key, len, &idx, fresh);
 	return idx;
+}
+
+/* No more keys: the index goes, the keys stay if asked (n stays) */
+static void itab_seal(struct itab *t, bool keep_keys)
+{
+	if (t->h)
+		g_hash_table_destroy(t->h);
+	t->h = NULL;
+	free(t->probe);
+	t->probe = NULL;
+	t->probe_cap = 0;
+	if (!keep_keys)
+		arena_free(&t->arena);
+	t->sealed = true;
 }
 
 void itab_free(struct itab *t)
@@ -255,6 +271,15 @@ struct views *views_new(void)
 	v->nostack_loc = special_loc(v, "[no user stack]", VC_NOSTACK);
 	v->cut_loc = special_loc(v, "[cut]", VC_OTHER);
 	return v;
+}
+
+void views_done(struct views *v)
+{
+	itab_seal(&v->strs_t, false);
+	itab_seal(&v->funcs_t, false);
+	itab_seal(&v->locs_t, false);
+	itab_seal(&v->maps_t, false);
+	itab_seal(&v->stacks_t, true);	/* the stacks' locations */
 }
 
 void views_free(struct views *v)

@@ -76,6 +76,7 @@ struct itab {
 	void			*probe;	/* a key being looked up */
 	size_t			probe_cap;
 	size_t			n;
+	bool			sealed;	/* views_done: no more keys */
 };
 
 uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh);
@@ -103,6 +104,8 @@ void views_add(struct views *v, const char *event, const char *comm, int pid, do
 	       const struct vframe *frames, size_t n, bool cut);
 /* One event whose stack never came */
 void views_add_nostack(struct views *v, const char *event, const char *comm, int pid, double ts);
+/* The last event is added: the tables' indexes are freed */
+void views_done(struct views *v);
 
 /* A stack as functions, outer to inner (with [cut] first); returns how many */
 size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap);

@@ -81,6 +81,7 @@ struct report {
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
 	unsigned long	losses;		/* REC_LOST records */
+	struct symbols_stats symstats;	/* kept when the symbols are freed early */
 	struct {
 		unsigned long events, with_stack, no_stack, no_stack_lost, no_cookie;
 		unsigned long stacks, stacks_no_cookie, cookies_no_event, frames, cut;
@@ -385,7 +386,9 @@ static void summary(struct report *rep, const char *format)
 {
 	struct symbols_stats st;
 
-	symbols_stats(rep->syms, &st);
+	if (rep->syms)
+		symbols_stats(rep->syms, &rep->symstats);
+	st = rep->symstats;
 	fprintf(stderr, "ustack: read %s\n", format);
 	fprintf(stderr, "ustack: %lu events: %lu with a stack, %lu whose stack never came "
 		"(%lu after lost events), %lu without a cookie\n",
@@ -703,8 +706,13 @@ int cmd_report(int argc, char **argv)
 	map_each(rep.waiting, flush_waiting, &rep);
 	map_each(rep.pending_event, flush_pending, &rep);
 	progress_end();
-	if (rep.views)
+	if (rep.views) {
+		/* The views hold copies of the names: libdw's memory goes first */
 		views_done(rep.views);
+		symbols_stats(rep.syms, &rep.symstats);
+		symbols_free(rep.syms);
+		rep.syms = NULL;
+	}
 	if (rep.folded)
 		views_folded(rep.views, stdout, rep.view == VIEW_BY_EVENT);
 	if (rep.view == VIEW_TOP)
@@ -714,9 +722,6 @@ int cmd_report(int argc, char **argv)
 			nomatch = true;
 	fflush(stdout);
 	summary(&rep, input_format(in));
-	/* The views hold copies of the names: libdw's memory goes first */
-	symbols_free(rep.syms);
-	rep.syms = NULL;
 	ret = input_close(in);
 	if (nomatch)
 		ret = 2;
@@ -748,6 +753,8 @@ int cmd_report(int argc, char **argv)
 	if (rep.views)
 		views_free(rep.views);
 	free_filters(&rep.filt);
+	if (rep.syms)
+		symbols_free(rep.syms);
 	if (func_re)
 		g_regex_unref(func_re);
 	return ret;

@@ -21,6 +21,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <glib.h>
+
 #include "ustack.h"
 #include "views.h"
 
@@ -49,7 +51,7 @@ enum view {
 struct filters {
 	int		*pids;
 	size_t		npids;
-	char		**comms, **events;
+	GRegex		**comms, **events;	/* matched anywhere in the name */
 	size_t		ncomms, nevents;
 	bool		have_from, have_to;
 	double		from, to;
@@ -60,12 +62,6 @@ struct waiting {			/* a cookie waiting for its stack */
 	int		pid;
 	unsigned long	lost_mark;	/* losses seen when it came */
 	struct event	*events, **tail;
-};
-
-struct folded {
-	struct folded	*next;
-	char		*stack;
-	unsigned long	count;
 };
 
 /* A file as inode_cache named it, for the views: its path and build-id */
@@ -85,10 +81,8 @@ struct report {
 	struct map	*pending_event;	/* pid -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
-	struct map	*stacks;	/* string hash -> struct folded list */
-	char		*fold;
-	size_t		fold_cap;
 	unsigned long	losses;		/* REC_LOST records */
+	struct symbols_stats symstats;	/* kept when the symbols are freed early */
 	struct {
 		unsigned long events, with_stack, no_stack, no_stack_lost, no_cookie;
 		unsigned long stacks, stacks_no_cookie, cookies_no_event, frames, cut;
@@ -138,10 +132,10 @@ static void free_event(struct event *ev)
 	free(ev);
 }
 
-static bool in_list(char **list, size_t n, const char *s)
+static bool any_matches(GRegex **list, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(list[i], s))
+		if (g_regex_match(list[i], s, 0, NULL))
 			return true;
 	return false;
 }
@@ -156,103 +150,15 @@ static bool passes(const struct filters *f, const struct event *ev)
 		if (i == f->npids)
 			return false;
 	}
-	if (f->ncomms && !in_list(f->comms, f->ncomms, ev->comm))
+	if (f->ncomms && !any_matches(f->comms, f->ncomms, ev->comm))
 		return false;
-	if (f->nevents && !in_list(f->events, f->nevents, ev->name))
+	if (f->nevents && !any_matches(f->events, f->nevents, ev->name))
 		return false;
 	if (f->have_from && ev->ts < f->from)
 		return false;
 	if (f->have_to && ev->ts > f->to)
 		return false;
 	return true;
-}
-
-static void add_folded(struct report *rep, const char *stack)
-{
-	uint64_t h1 = 1469598103934665603ULL, h2 = 0;
-	struct folded *f, *head;
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)stack; *p; p++) {
-		h1 = (h1 ^ *p) * 1099511628211ULL;
-		h2 = h2 * 31 + *p;
-	}
-	head = map_get(rep->stacks, h1, h2);
-	for (f = head; f; f = f->next) {
-		if (!strcmp(f->stack, stack)) {
-			f->count++;
-			return;
-		}
-	}
-	f = xmalloc(sizeof(*f));
-	f->stack = xstrdup(stack);
-	f->count = 1;
-	f->next = head;
-	map_put(rep->stacks, h1, h2, f);
-}
-
-static void fold_append(struct report *rep, size_t *len, const char *s, size_t n)
-{
-	if (*len + n + 2 > rep->fold_cap) {
-		rep->fold_cap = (*len + n + 2) * 2;
-		rep->fold = xrealloc(rep->fold, rep->fold_cap);
-	}
-	memcpy(rep->fold + *len, s, n);
-	*len += n;
-	rep->fold[*len] = '\0';
-}
-
-/*
- * A name in a folded line: ';' separates frames and a newline separates
- * lines, so neither may come from a name (a comm or a symbol could forge
- * a frame). They become ':' and ' '.  The start is kept as an offset,
- * since fold_append may move rep->fold.
- */
-static void fold_name(struct report *rep, size_t *len, const char *s, size_t n)
-{
-	size_t start = *len, i;
-
-	fold_append(rep, len, s, n);
-	for (i = start; i < *len; i++) {
-		if (rep->fold[i] == ';')
-			rep->fold[i] = ':';
-		else if (rep->fold[i] == '\n')
-			rep->fold[i] = ' ';
-	}
-}
-
-/*
- * A frame's names, outer to inner: the function, then the calls inlined
- * in it; a frame without a symbol is its address, a raw frame "[unknown]"
- */
-static void fold_frame(struct report *rep, size_t *len, const struct sym *lines, size_t n)
-{
-	char addr[32];
-
-	if (!n) {
-		fold_append(rep, len, ";[unknown]", 10);
-		return;
-	}
-	while (n-- > 0) {
-		const char *name = lines[n].name;
-
-		if (!name) {
-			snprintf(addr, sizeof(addr), "0x%" PRIx64, lines[n].off);
-			name = addr;
-		}
-		fold_append(rep, len, ";", 1);
-		fold_name(rep, len, name, strlen(name));
-	}
-}
-
-/* The start of a folded line: [event;]comm */
-static void fold_prefix(struct report *rep, size_t *len, const struct event *ev)
-{
-	if (rep->view == VIEW_BY_EVENT) {
-		fold_name(rep, len, ev->name, strlen(ev->name));
-		fold_append(rep, len, ";", 1);
-	}
-	fold_name(rep, len, ev->comm, strlen(ev->comm));
 }
 
 struct resolved {
@@ -265,7 +171,7 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 {
 	struct resolved *res = xcalloc(stack->nr ? stack->nr : 1, sizeof(*res));
 	struct event *ev;
-	size_t i, k, len;
+	size_t i, k;
 
 	for (i = 0; i < stack->nr; i++)
 		res[i].n = symbols_resolve(rep->syms, &stack->frames[i], i > 0, &res[i].lines,
@@ -299,26 +205,25 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 				  stack->lost != 0);
 			free(vf);
 		}
-		if (rep->view == VIEW_NONE || rep->view == VIEW_TOP || rep->view == VIEW_CALLERS ||
-		    rep->view == VIEW_CALLEES)
+		if (rep->view != VIEW_TEXT)
 			continue;
-		if (rep->folded) {
-			len = 0;
-			fold_prefix(rep, &len, ev);
-			if (stack->lost)
-				fold_append(rep, &len, ";[cut]", 6);
-			for (i = stack->nr; i-- > 0;)
-				fold_frame(rep, &len, res[i].lines, res[i].n);
-			add_folded(rep, rep->fold);
-			continue;
-		}
 		printf("%s\n", ev->head);
 		for (i = 0; i < stack->nr; i++) {
 			const struct frame *f = &stack->frames[i];
 
+			const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
+			const char *obj = named ? strrchr(named->path, '/') : NULL;
+
+			/* each line ends with the frame's shared object, as perf's */
+			obj = obj ? obj + 1 : named ? named->path : NULL;
 			for (k = 0; k < res[i].n; k++) {
 				fputs("    ", stdout);
 				symbols_print(stdout, &res[i].lines[k]);
+				if (obj) {
+					fputs(" [", stdout);
+					fputs(obj, stdout);
+					putchar(']');
+				}
 				putchar('\n');
 			}
 			if (res[i].n)
@@ -340,19 +245,13 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 /* An event whose stack never came: the frame [no user stack] in the views */
 static void print_without_stack(struct report *rep, struct event *ev, const char *why)
 {
-	size_t len = 0;
-
 	if (!ev->keep) {
 		rep->filtered++;
 		return;
 	}
 	if (rep->views)
 		views_add_nostack(rep->views, ev->name, ev->comm, ev->pid, ev->ts);
-	if (rep->folded) {
-		fold_prefix(rep, &len, ev);
-		fold_append(rep, &len, ";[no user stack]", 16);
-		add_folded(rep, rep->fold);
-	} else if (rep->view == VIEW_TEXT) {
+	if (rep->view == VIEW_TEXT) {
 		printf("%s\n    (no user stack: %s)\n\n", ev->head, why);
 	}
 }
@@ -473,53 +372,13 @@ static void flush_pending(uint64_t a, uint64_t b, void *value, void *ctx)
 	free_event(value);
 }
 
-static int cmp_folded(const void *a, const void *b)
-{
-	return strcmp((*(struct folded *const *)a)->stack, (*(struct folded *const *)b)->stack);
-}
-
-struct folded_list {
-	struct folded	**items;
-	size_t		n, cap;
-};
-
-static void collect_folded(uint64_t a, uint64_t b, void *value, void *ctx)
-{
-	struct folded_list *l = ctx;
-	struct folded *f;
-
-	(void)a;
-	(void)b;
-	for (f = value; f; f = f->next) {
-		if (l->n == l->cap) {
-			l->cap = l->cap ? l->cap * 2 : 256;
-			l->items = xrealloc(l->items, l->cap * sizeof(*l->items));
-		}
-		l->items[l->n++] = f;
-	}
-}
-
-static void print_folded(struct report *rep)
-{
-	struct folded_list l = { 0 };
-	size_t i;
-
-	map_each(rep->stacks, collect_folded, &l);
-	if (l.n)
-		qsort(l.items, l.n, sizeof(*l.items), cmp_folded);
-	for (i = 0; i < l.n; i++) {
-		printf("%s %lu\n", l.items[i]->stack, l.items[i]->count);
-		free(l.items[i]->stack);
-		free(l.items[i]);
-	}
-	free(l.items);
-}
-
 static void summary(struct report *rep, const char *format)
 {
 	struct symbols_stats st;
 
-	symbols_stats(rep->syms, &st);
+	if (rep->syms)
+		symbols_stats(rep->syms, &rep->symstats);
+	st = rep->symstats;
 	fprintf(stderr, "ustack: read %s\n", format);
 	fprintf(stderr, "ustack: %lu events: %lu with a stack, %lu whose stack never came "
 		"(%lu after lost events), %lu without a cookie\n",
@@ -564,13 +423,30 @@ static void set_view(struct report *rep, enum view view)
 	rep->view = view;
 }
 
-/* A list item: a copy, appended */
-static void add_item(char ***list, size_t *n, const char *s, size_t len)
+/*
+ * A pattern of --callers, --callees, --comm, --event: a GRegex (PCRE),
+ * matched anywhere in the name, as pprof's -focus; ^...$ for the whole
+ */
+static GRegex *compile_regex(const char *opt, const char *pattern)
 {
-	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
-	(*list)[(*n)++] = strndup(s, len);
-	if (!(*list)[*n - 1])
+	GError *err = NULL;
+	GRegex *re = g_regex_new(pattern, G_REGEX_OPTIMIZE, 0, &err);
+
+	if (!re)
+		die("%s %s: not a regular expression: %s", opt, pattern, err->message);
+	return re;
+}
+
+/* A pattern of a list, appended */
+static void add_regex(GRegex ***list, size_t *n, const char *opt, const char *s, size_t len)
+{
+	char *pattern = strndup(s, len);
+
+	if (!pattern)
 		die("out of memory");
+	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	(*list)[(*n)++] = compile_regex(opt, pattern);
+	free(pattern);
 }
 
 static void parse_pids(struct filters *f, const char *arg)
@@ -592,7 +468,10 @@ static void parse_pids(struct filters *f, const char *arg)
 	}
 }
 
-/* NAME[,NAME...], each maybe SYSTEM:NAME (the text traces hold no system) */
+/*
+ * PATTERN[,PATTERN...], each maybe SYSTEM:PATTERN (the text traces hold no
+ * system): SYSTEM is a word before the first ':'
+ */
 static void parse_events(struct filters *f, const char *arg)
 {
 	const char *p = arg, *e, *colon;
@@ -602,11 +481,12 @@ static void parse_events(struct filters *f, const char *arg)
 		if (!e)
 			e = p + strlen(p);
 		colon = memchr(p, ':', (size_t)(e - p));
-		if (colon)
+		if (colon && colon > p && strspn(p, "abcdefghijklmnopqrstuvwxyz"
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == (size_t)(colon - p))
 			p = colon + 1;
 		if (e == p)
 			die("--event %s: an empty event name", arg);
-		add_item(&f->events, &f->nevents, p, (size_t)(e - p));
+		add_regex(&f->events, &f->nevents, "--event", p, (size_t)(e - p));
 		p = e + 1;
 	} while (*e);
 }
@@ -649,9 +529,9 @@ static void free_filters(struct filters *f)
 	size_t i;
 
 	for (i = 0; i < f->ncomms; i++)
-		free(f->comms[i]);
+		g_regex_unref(f->comms[i]);
 	for (i = 0; i < f->nevents; i++)
-		free(f->events[i]);
+		g_regex_unref(f->events[i]);
 	free(f->comms);
 	free(f->events);
 	free(f->pids);
@@ -709,6 +589,8 @@ int cmd_report(int argc, char **argv)
 	struct report rep = { 0 };
 	const char *path = "ustack.trace", *flame = NULL, *pprof = NULL, *func = NULL;
 	const char *outputs[2], *const output_opts[2] = { "--flamegraph", "--pprof" };
+	GRegex *func_re = NULL;
+	bool nomatch = false;
 	size_t top = 50;
 	bool stats = false, force = false, quiet = false;
 	struct input *in;
@@ -750,7 +632,7 @@ int cmd_report(int argc, char **argv)
 			parse_pids(&rep.filt, optarg);
 			break;
 		case OPT_COMM:
-			add_item(&rep.filt.comms, &rep.filt.ncomms, optarg, strlen(optarg));
+			add_regex(&rep.filt.comms, &rep.filt.ncomms, "--comm", optarg, strlen(optarg));
 			break;
 		case OPT_EVENT:
 			parse_events(&rep.filt, optarg);
@@ -787,8 +669,9 @@ int cmd_report(int argc, char **argv)
 	outputs[1] = pprof;
 	output_check(path, outputs, output_opts, 2, rep.view != VIEW_NONE, force);
 	rep.folded = rep.view == VIEW_FOLDED || rep.view == VIEW_BY_EVENT;
-	if (flame || pprof || rep.view == VIEW_TOP || rep.view == VIEW_CALLERS ||
-	    rep.view == VIEW_CALLEES)
+	if (func)
+		func_re = compile_regex(rep.view == VIEW_CALLERS ? "--callers" : "--callees", func);
+	if (rep.view != VIEW_TEXT)
 		rep.views = views_new();
 	rep.paths = map_new();
 
@@ -798,7 +681,6 @@ int cmd_report(int argc, char **argv)
 	rep.pending_event = map_new();
 	rep.waiting = map_new();
 	rep.task_cookie = map_new();
-	rep.stacks = map_new();
 	in = input_open(path);
 	if (!quiet)
 		progress_start(path);
@@ -834,16 +716,26 @@ int cmd_report(int argc, char **argv)
 	map_each(rep.waiting, flush_waiting, &rep);
 	map_each(rep.pending_event, flush_pending, &rep);
 	progress_end();
+	if (rep.views) {
+		/* The views hold copies of the names: libdw's memory goes first */
+		views_done(rep.views);
+		symbols_stats(rep.syms, &rep.symstats);
+		symbols_free(rep.syms);
+		rep.syms = NULL;
+	}
 	if (rep.folded)
-		print_folded(&rep);
+		views_folded(rep.views, stdout, rep.view == VIEW_BY_EVENT);
 	if (rep.view == VIEW_TOP)
 		views_top(rep.views, stdout, top);
 	else if (rep.view == VIEW_CALLERS || rep.view == VIEW_CALLEES)
-		views_neighbours(rep.views, stdout, func, rep.view == VIEW_CALLEES);
+		if (views_neighbours(rep.views, stdout, func, func_re, rep.view == VIEW_CALLEES))
+			nomatch = true;
 	output_flush_stdout();
 	if (!quiet)
 		summary(&rep, input_format(in));
 	ret = input_close(in);
+	if (nomatch)
+		ret = 2;
 	if (flame) {
 		if (flame_write(rep.views, flame))
 			ret = 2;
@@ -870,12 +762,13 @@ int cmd_report(int argc, char **argv)
 	map_free(rep.waiting, NULL);
 	map_free(rep.pending_event, NULL);
 	map_free(rep.task_cookie, NULL);
-	map_free(rep.stacks, NULL);
 	map_free(rep.paths, free_path);
 	if (rep.views)
 		views_free(rep.views);
 	free_filters(&rep.filt);
-	free(rep.fold);
-	symbols_free(rep.syms);
+	if (rep.syms)
+		symbols_free(rep.syms);
+	if (func_re)
+		g_regex_unref(func_re);
 	return ret;
 }

@@ -19,6 +19,7 @@
  * libdw's strings and to strings interned per file.  README.md, "Symbols".
  */
 #include <dwarf.h>
+#include <glib.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -91,6 +92,7 @@ struct file {
 	struct map	*strings;	/* string hash -> interned string list */
 	struct chunk	*chunks;
 	struct map	*resolved;	/* offset, return address -> struct lines */
+	struct map	*abs_src;	/* libdw's source name, comp_dir -> absolute */
 };
 
 /* What the cache keeps for a (file, offset): pointers only */
@@ -157,6 +159,7 @@ static void free_file(void *p)
 	if (file->dwfl)
 		dwfl_end(file->dwfl);
 	map_free(file->resolved, NULL);
+	map_free(file->abs_src, NULL);
 	map_free(file->strings, NULL);
 	map_free(file->cus, free_cu);
 	for (c = file->chunks; c; c = next) {
@@ -227,6 +230,7 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 	}
 	file = xcalloc(1, sizeof(*file));
 	file->resolved = map_new();
+	file->abs_src = map_new();
 	file->strings = map_new();
 	file->cus = map_new();
 	if (build_id) {
@@ -936,14 +940,40 @@ static size_t inline_chain(struct file *file, Dwarf_Addr addr, Dwarf_Die *cudie,
 	return n;
 }
 
+/*
+ * A source file's name made absolute with its CU's DW_AT_comp_dir, as
+ * addr2line -A does ("../sysdeps/x.h" in /build/glibc/nptl), and without
+ * "." or ".." (g_canonicalize_filename, by the name alone).  libdw's
+ * names live as long as the file: the result is kept per name.
+ */
+static const char *absolute_src(struct file *file, const char *src, const char *comp_dir)
+{
+	const char *abs;
+	char *c;
+
+	if (!src)
+		return NULL;
+	if (src[0] != '/' && (!comp_dir || comp_dir[0] != '/'))
+		return src;	/* nothing to make it absolute with */
+	abs = map_get(file->abs_src, (uintptr_t)src, (uintptr_t)comp_dir);
+	if (abs)
+		return abs;
+	c = g_canonicalize_filename(src, src[0] == '/' ? NULL : comp_dir);
+	abs = intern(file, c);
+	g_free(c);
+	map_put(file->abs_src, (uintptr_t)src, (uintptr_t)comp_dir, (void *)abs);
+	return abs;
+}
+
 static struct lines *describe(struct file *file, uint64_t off, bool return_address,
 			     const char **why)
 {
 	Dwarf_Addr addr, lookup, cubias;
 	Dwarf_Die chain[MAX_INLINE], *cudie;
 	Dwarf_Files *files = NULL;
+	Dwarf_Attribute cattr;
 	GElf_Off symoff;
-	const char *name, *src = NULL;
+	const char *name, *src = NULL, *comp_dir = NULL;
 	struct lines *l;
 	Dwfl_Line *line;
 	int lineno = 0;
@@ -961,6 +991,9 @@ static struct lines *describe(struct file *file, uint64_t off, bool return_addre
 		src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 	cudie = dwfl_module_addrdie(file->mod, lookup, &cubias);
+	if (cudie)
+		comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &cattr));
+	src = absolute_src(file, src, comp_dir);
 	if (cudie) {
 		n = inline_chain(file, lookup - cubias, cudie, chain);
 		if (n && dwarf_getsrcfiles(cudie, &files, NULL))
@@ -982,7 +1015,7 @@ static struct lines *describe(struct file *file, uint64_t off, bool return_addre
 		src = NULL;
 		lineno = 0;
 		if (files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) == 0)
-			src = dwarf_filesrc(files, val, NULL, NULL);
+			src = absolute_src(file, dwarf_filesrc(files, val, NULL, NULL), comp_dir);
 		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val) == 0)
 			lineno = (int)val;
 	}

@@ -13,6 +13,7 @@
  * symbol is "[unknown]", one in the vdso or anonymous memory "[vdso/anon]"
  * (--folded calls both "[unknown]").
  */
+#include <glib.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,59 +29,132 @@ const char *const vclass_names[VC_N] = {
 	[VC_OTHER] = "other",
 };
 
-/* --- interning: a key of bytes -> an index, in a chained hash map */
+/* --- interning: a key of bytes -> an index, in a GHashTable */
 
-struct inode_ {
-	struct inode_	*next;
-	uint32_t	idx;
-	size_t		len;
-	unsigned char	key[];
+/* Storage that lives as long as the views: a chain of chunks, no header per item */
+struct arena_chunk {
+	struct arena_chunk	*next;
+	size_t			used, size;
+	max_align_t		data[];
 };
+
+static void *arena_alloc(struct arena_chunk **arena, size_t size)
+{
+	struct arena_chunk *c = *arena;
+	void *p;
+
+	size = (size + sizeof(uint64_t) - 1) / sizeof(uint64_t) * sizeof(uint64_t);
+	if (!c || c->size - c->used < size) {
+		size_t cap = size > 1 << 20 ? size : 1 << 20;
+
+		c = xmalloc(sizeof(*c) + cap);
+		c->next = *arena;
+		c->used = 0;
+		c->size = cap;
+		*arena = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += size;
+	return p;
+}
+
+static void arena_free(struct arena_chunk **arena)
+{
+	struct arena_chunk *c, *next;
+
+	for (c = *arena; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	*arena = NULL;
+}
+
+/* A key as the table holds it: in the arena, 8-aligned */
+struct ikey {
+	uint32_t	len, idx;
+	unsigned char	b[];
+};
+
+static guint ikey_hash(gconstpointer p)
+{
+	const struct ikey *k = p;
+	uint32_t h = 2166136261u ^ k->len;
+
+	for (uint32_t i = 0; i < k->len; i++)
+		h = (h ^ k->b[i]) * 16777619u;
+	return h;
+}
+
+static gboolean ikey_equal(gconstpointer x, gconstpointer y)
+{
+	const struct ikey *a = x, *b = y;
+
+	return a->len == b->len && !memcmp(a->b, b->b, a->len);
+}
+
+/* The key's bytes as stored, 8-aligned: valid as long as the table */
+static const void *itab_get_key(struct itab *t, const void *key, size_t len, uint32_t *idx,
+				bool *fresh)
+{
+	struct ikey *k;
+
+	if (len > UINT32_MAX)
+		die("a key of %zu bytes", len);
+	if (t->sealed)
+		die("internal error: a key added to a sealed table");
+	if (!t->h)
+		t->h = g_hash_table_new(ikey_hash, ikey_equal);
+	if (t->probe_cap < sizeof(*k) + len) {
+		t->probe_cap = (sizeof(*k) + len) * 2;
+		t->probe = xrealloc(t->probe, t->probe_cap);
+	}
+	k = t->probe;
+	k->len = (uint32_t)len;
+	memcpy(k->b, key, len);
+	k = g_hash_table_lookup(t->h, k);
+	*fresh = !k;
+	if (!k) {
+		k = arena_alloc(&t->arena, sizeof(*k) + len);
+		k->len = (uint32_t)len;
+		k->idx = (uint32_t)t->n++;
+		memcpy(k->b, key, len);
+		g_hash_table_add(t->h, k);
+	}
+	*idx = k->idx;
+	return k->b;
+}
 
 uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh)
 {
-	uint64_t h1 = 1469598103934665603ULL, h2 = len;
-	const unsigned char *p = key;
-	struct inode_ *head, *i;
-	size_t k;
+	uint32_t idx;
 
-	for (k = 0; k < len; k++) {
-		h1 = (h1 ^ p[k]) * 1099511628211ULL;
-		h2 = h2 * 31 + p[k];
-	}
-	if (!t->m)
-		t->m = map_new();
-	head = map_get(t->m, h1, h2);
-	for (i = head; i; i = i->next) {
-		if (i->len == len && !memcmp(i->key, key, len)) {
-			*fresh = false;
-			return i->idx;
-		}
-	}
-	i = xmalloc(sizeof(*i) + len);
-	i->next = head;
-	i->idx = (uint32_t)t->n++;
-	i->len = len;
-	memcpy(i->key, key, len);
-	map_put(t->m, h1, h2, i);
-	*fresh = true;
-	return i->idx;
+	itab_get_key(t, key, len, &idx, fresh);
+	return idx;
 }
 
-static void free_chain(void *p)
+/* No more keys: the index goes, the keys stay if asked (n stays) */
+static void itab_seal(struct itab *t, bool keep_keys)
 {
-	struct inode_ *i = p, *next;
-
-	for (; i; i = next) {
-		next = i->next;
-		free(i);
-	}
+	if (t->h)
+		g_hash_table_destroy(t->h);
+	t->h = NULL;
+	free(t->probe);
+	t->probe = NULL;
+	t->probe_cap = 0;
+	if (!keep_keys)
+		arena_free(&t->arena);
+	t->sealed = true;
 }
 
 void itab_free(struct itab *t)
 {
-	if (t->m)
-		map_free(t->m, free_chain);
+	if (t->h)
+		g_hash_table_destroy(t->h);
+	arena_free(&t->arena);
+	free(t->probe);
+	t->h = NULL;
+	t->probe = NULL;
+	t->probe_cap = 0;
 }
 
 /* Room for one more element of *arr (n elements, *cap of room) */
@@ -160,6 +234,15 @@ static uint32_t func_id(struct views *v, const char *name, const char *file, con
 	return id;
 }
 
+/* A location's lines, in the views' arena */
+static struct vline *new_lines(struct views *v, size_t n)
+{
+	struct vline *l = arena_alloc(&v->arena, n * sizeof(*l));
+
+	memset(l, 0, n * sizeof(*l));
+	return l;
+}
+
 /* A location of one line, for the frames that are not in a file */
 static uint32_t special_loc(struct views *v, const char *name, enum vclass cls)
 {
@@ -175,7 +258,7 @@ static uint32_t special_loc(struct views *v, const char *name, enum vclass cls)
 		v->locs = grow(v->locs, id, &v->locs_cap, sizeof(*v->locs));
 		memset(&v->locs[id], 0, sizeof(v->locs[id]));
 		v->locs[id].n = 1;
-		v->locs[id].lines = xcalloc(1, sizeof(struct vline));
+		v->locs[id].lines = new_lines(v, 1);
 		v->locs[id].lines[0].func = func_id(v, name, NULL, NULL, cls);
 	}
 	return id;
@@ -190,16 +273,21 @@ struct views *views_new(void)
 	return v;
 }
 
+void views_done(struct views *v)
+{
+	itab_seal(&v->strs_t, false);
+	itab_seal(&v->funcs_t, false);
+	itab_seal(&v->locs_t, false);
+	itab_seal(&v->maps_t, false);
+	itab_seal(&v->stacks_t, true);	/* the stacks' locations */
+}
+
 void views_free(struct views *v)
 {
 	size_t i;
 
 	for (i = 0; i < v->strs_t.n; i++)
 		free(v->strs[i]);
-	for (i = 0; i < v->locs_t.n; i++)
-		free(v->locs[i].lines);
-	for (i = 0; i < v->stacks_t.n; i++)
-		free(v->stacks[i].locs);
 	for (i = 0; i < v->maps_t.n; i++)
 		free(v->maps[i].loads);
 	free(v->strs);
@@ -212,6 +300,7 @@ void views_free(struct views *v)
 	itab_free(&v->locs_t);
 	itab_free(&v->maps_t);
 	itab_free(&v->stacks_t);
+	arena_free(&v->arena);
 	free(v);
 }
 
@@ -303,7 +392,7 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 	if (!vf->n) {
 		l->raw = true;
 		l->n = 1;
-		l->lines = xcalloc(1, sizeof(*l->lines));
+		l->lines = new_lines(v, 1);
 		if (f->ino == 0 && f->dev == 0)
 			l->lines[0].func = func_id(v, "[vdso/anon]", NULL, NULL, VC_ANON);
 		else
@@ -312,7 +401,7 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 		return id;
 	}
 	l->n = vf->n;
-	l->lines = xcalloc(vf->n, sizeof(*l->lines));
+	l->lines = new_lines(v, vf->n);
 	for (i = 0; i < vf->n; i++) {
 		const struct sym *s = &vf->lines[i];
 		const char *name = s->name;
@@ -334,6 +423,7 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 {
 	struct key k = { 0 };
 	uint32_t ev = str_id(v, event), cm = str_id(v, comm), id;
+	const unsigned char *key;
 	struct vstack *s;
 	bool fresh;
 
@@ -341,7 +431,7 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 	key_add(&k, &cm, sizeof(cm));
 	key_add(&k, &pid, sizeof(pid));
 	key_add(&k, locs, n * sizeof(*locs));
-	id = itab_get(&v->stacks_t, k.p, k.len, &fresh);
+	key = itab_get_key(&v->stacks_t, k.p, k.len, &id, &fresh);
 	free(k.p);
 	if (fresh) {
 		v->stacks = grow(v->stacks, id, &v->stacks_cap, sizeof(*v->stacks));
@@ -351,8 +441,8 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 		s->pid = pid;
 		s->count = 0;
 		s->n = n;
-		s->locs = xmalloc((n ? n : 1) * sizeof(*locs));
-		memcpy(s->locs, locs, n * sizeof(*locs));
+		/* the key's copy, 4-aligned after three 32-bit fields */
+		s->locs = (uint32_t *)(key + 3 * sizeof(uint32_t));
 	}
 	v->stacks[id].count++;
 	v->total++;
@@ -397,6 +487,199 @@ size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, 
 	return n;
 }
 
+/* --- folded stacks: --folded, --by-event, --top's stacks */
+
+/*
+ * The one place a name becomes a frame of a folded line: ';' separates
+ * frames and a newline separates lines, so neither may come from a name
+ * (a comm or a symbol could forge a frame).  They become ':' and ' '.
+ */
+static char fold_char(char c)
+{
+	return c == ';' ? ':' : c == '\n' ? ' ' : c;
+}
+
+/*
+ * The views' stacks as folded lines, [event;]comm;outer;...;inner, read
+ * in place: every name folded once, a stack never made into text.  Stacks
+ * whose lines are the same are merged after sorting them by their text.
+ */
+struct fold {
+	const struct views	*v;
+	bool			by_event;
+	struct itab		names_t;	/* folded names; the key is the string */
+	const char		**names;
+	size_t			names_cap;
+	uint32_t		*of_func, *of_str;	/* folded name ids */
+	char			*buf;
+	size_t			buf_cap;
+	uint32_t		*first;		/* a merged line: its first stack */
+	unsigned long		*count;		/* and the events of all its stacks */
+	size_t			n;
+};
+
+static uint32_t fold_intern(struct fold *fd, const char *s)
+{
+	size_t n = strlen(s) + 1, i;
+	const char *key;
+	uint32_t id;
+	bool fresh;
+
+	if (n > fd->buf_cap) {
+		fd->buf_cap = n * 2;
+		fd->buf = xrealloc(fd->buf, fd->buf_cap);
+	}
+	for (i = 0; i < n; i++)
+		fd->buf[i] = fold_char(s[i]);
+	key = itab_get_key(&fd->names_t, fd->buf, n, &id, &fresh);
+	if (fresh) {
+		fd->names = grow(fd->names, id, &fd->names_cap, sizeof(*fd->names));
+		fd->names[id] = key;
+	}
+	return id;
+}
+
+/* A folded line's text, a character at a time, without making it */
+struct ftext {
+	const struct fold	*fd;
+	const struct vstack	*s;
+	int			part;	/* -2: event, -1: comm, then the stack */
+	size_t			loc, line;	/* the next line, outer to inner */
+	const char		*p;
+};
+
+/* The next name of the line, or NULL at its end */
+static const char *ftext_name(struct ftext *t)
+{
+	const struct views *v = t->fd->v;
+	const struct vloc *l;
+
+	if (t->part < 0)
+		return t->fd->names[t->fd->of_str[t->part++ == -2 ? t->s->event : t->s->comm]];
+	while (t->loc > 0) {
+		l = &v->locs[t->s->locs[t->loc - 1]];
+		if (t->line > 0)
+			return t->fd->names[t->fd->of_func[l->lines[--t->line].func]];
+		if (--t->loc > 0)
+			t->line = v->locs[t->s->locs[t->loc - 1]].n;
+	}
+	return NULL;
+}
+
+static void ftext_init(struct ftext *t, const struct fold *fd, uint32_t stack)
+{
+	t->fd = fd;
+	t->s = &fd->v->stacks[stack];
+	t->part = fd->by_event ? -2 : -1;
+	t->loc = t->s->n;
+	t->line = t->loc ? fd->v->locs[t->s->locs[t->loc - 1]].n : 0;
+	t->p = ftext_name(t);
+}
+
+static int ftext_next(struct ftext *t)
+{
+	if (!t->p)
+		return 0;
+	if (*t->p)
+		return (unsigned char)*t->p++;
+	t->p = ftext_name(t);
+	return t->p ? ';' : 0;
+}
+
+/* As strcmp of the two stacks' folded lines */
+static int cmp_ftext(const struct fold *fd, uint32_t x, uint32_t y)
+{
+	struct ftext a, b;
+	int c, d;
+
+	ftext_init(&a, fd, x);
+	ftext_init(&b, fd, y);
+	do {
+		c = ftext_next(&a);
+		d = ftext_next(&b);
+	} while (c == d && c);
+	return c - d;
+}
+
+static int cmp_by_text(const void *a, const void *b, void *ctx)
+{
+	return cmp_ftext(ctx, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+static void put_ftext(FILE *out, const struct fold *fd, uint32_t stack)
+{
+	struct ftext t;
+	const char *name;
+	bool first = true;
+
+	ftext_init(&t, fd, stack);
+	for (name = t.p; name; name = ftext_name(&t), first = false) {
+		if (!first)
+			fputc(';', out);
+		fputs(name, out);
+	}
+}
+
+/*
+ * Every stack of the views as folded lines, merged, in the order of their
+ * text.  folded: --folded's names ([vdso/anon] is [unknown] there).
+ */
+static void fold_stacks(struct fold *fd, const struct views *v, bool folded, bool by_event)
+{
+	size_t i, ns = v->stacks_t.n;
+	uint32_t *order = xmalloc((ns ? ns : 1) * sizeof(*order));
+
+	memset(fd, 0, sizeof(*fd));
+	fd->v = v;
+	fd->by_event = by_event;
+	fd->of_func = xmalloc((v->funcs_t.n + 1) * sizeof(*fd->of_func));
+	fd->of_str = xmalloc((v->strs_t.n + 1) * sizeof(*fd->of_str));
+	for (i = 0; i < v->funcs_t.n; i++)
+		fd->of_func[i] = fold_intern(fd, folded && v->funcs[i].cls == VC_ANON ?
+					     "[unknown]" : v->funcs[i].name);
+	for (i = 0; i < v->strs_t.n; i++)
+		fd->of_str[i] = fold_intern(fd, v->strs[i]);
+	for (i = 0; i < ns; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, ns, sizeof(*order), cmp_by_text, fd);
+	/* merged in place: first[] reuses order */
+	fd->first = order;
+	fd->count = xmalloc((ns ? ns : 1) * sizeof(*fd->count));
+	for (i = 0; i < ns; i++) {
+		uint32_t s = order[i];
+
+		if (fd->n && !cmp_ftext(fd, fd->first[fd->n - 1], s)) {
+			fd->count[fd->n - 1] += v->stacks[s].count;
+			continue;
+		}
+		fd->first[fd->n] = s;
+		fd->count[fd->n++] = v->stacks[s].count;
+	}
+}
+
+static void fold_free(struct fold *fd)
+{
+	itab_free(&fd->names_t);
+	free(fd->names);
+	free(fd->of_func);
+	free(fd->of_str);
+	free(fd->buf);
+	free(fd->first);
+	free(fd->count);
+}
+
+void views_folded(const struct views *v, FILE *out, bool by_event)
+{
+	struct fold fd;
+
+	fold_stacks(&fd, v, true, by_event);
+	for (size_t i = 0; i < fd.n; i++) {
+		put_ftext(out, &fd, fd.first[i]);
+		fprintf(out, " %lu\n", fd.count[i]);
+	}
+	fold_free(&fd);
+}
+
 /* --- --top */
 
 struct row {
@@ -435,25 +718,24 @@ static void print_func(FILE *out, const struct vfunc *f)
 		fprintf(out, " [%s]", base_name(f->file));
 }
 
-/* Like fold_name in report.c: no name can forge a frame or a line */
-static void put_folded(FILE *out, const char *s)
+/* Merged lines by count, then by text (their index: they are in its order) */
+static int cmp_merged_by_count(const void *a, const void *b, void *ctx)
 {
-	for (; *s; s++)
-		fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
+	const struct fold *fd = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (fd->count[x] != fd->count[y])
+		return fd->count[x] > fd->count[y] ? -1 : 1;
+	return (x > y) - (x < y);
 }
 
 void views_top(const struct views *v, FILE *out, size_t limit)
 {
-	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
+	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0, objw = strlen("shared object");
 	struct row *rows = xcalloc(nf ? nf : 1, sizeof(*rows));
 	size_t *mark = xcalloc(nf ? nf : 1, sizeof(*mark));
-	struct itab st = { 0 };
-	struct row *srows = NULL;
-	size_t srows_cap = 0;
-	uint32_t *seq = NULL;
-	char *text = NULL;
-	size_t text_len;
-	FILE *mem;
+	uint32_t *seq = NULL, *order;
+	struct fold fd;
 
 	for (i = 0; i < nf; i++) {
 		rows[i].id = (uint32_t)i;
@@ -461,8 +743,6 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 	}
 	for (i = 0; i < v->stacks_t.n; i++) {
 		const struct vstack *s = &v->stacks[i];
-		bool fresh;
-		uint32_t id;
 
 		n = views_seq(v, s, &seq, &cap);
 		if (!n)
@@ -474,56 +754,46 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 			mark[seq[j]] = i + 1;
 			rows[seq[j]].total += s->count;
 		}
-		/* the whole stack, as a folded line with its comm */
-		mem = open_memstream(&text, &text_len);
-		put_folded(mem, v->strs[s->comm]);
-		for (j = 0; j < n; j++) {
-			fputc(';', mem);
-			put_folded(mem, v->funcs[seq[j]].name);
-		}
-		fclose(mem);
-		id = itab_get(&st, text, text_len, &fresh);
-		if (fresh) {
-			srows = grow(srows, id, &srows_cap, sizeof(*srows));
-			srows[id].id = id;
-			srows[id].total = 0;
-			srows[id].self = 0;
-			srows[id].text = text;
-		} else {
-			free(text);
-		}
-		srows[id].total += s->count;
-		text = NULL;
 	}
 	for (i = 0; i < nf; i++)
 		if (rows[i].total)
 			rows[nrows++] = rows[i];
 	qsort(rows, nrows, sizeof(*rows), cmp_row);
 
+	/* the shared object: the object file's name, as perf report's */
+	for (i = 0; i < nrows && (!limit || i < limit); i++)
+		if (v->funcs[rows[i].id].file && strlen(base_name(v->funcs[rows[i].id].file)) > objw)
+			objw = strlen(base_name(v->funcs[rows[i].id].file));
 	fprintf(out, "# %lu events; children: the events whose stack holds the function, "
 		"self: those it is the innermost of\n", v->total);
-	fprintf(out, "# %8s %8s %8s %8s  function [file]\n", "children", "", "self", "");
+	fprintf(out, "# %8s %8s %8s %8s  %-*s  function\n", "children", "", "self", "", (int)objw,
+		"shared object");
 	for (i = 0; i < nrows && (!limit || i < limit); i++) {
-		fprintf(out, "%10lu %7.2f%% %8lu %7.2f%%  ", rows[i].total, pct(rows[i].total, v->total),
-			rows[i].self, pct(rows[i].self, v->total));
-		print_func(out, &v->funcs[rows[i].id]);
-		fputc('\n', out);
+		const struct vfunc *f = &v->funcs[rows[i].id];
+
+		fprintf(out, "%10lu %7.2f%% %8lu %7.2f%%  %-*s  %s\n", rows[i].total,
+			pct(rows[i].total, v->total), rows[i].self, pct(rows[i].self, v->total),
+			(int)objw, f->file ? base_name(f->file) : "-", f->name);
 	}
 	if (limit && nrows > limit)
 		fprintf(out, "# ... %zu functions more\n", nrows - limit);
 
-	if (st.n)
-		qsort(srows, st.n, sizeof(*srows), cmp_row);
+	/* the whole stacks, as folded lines with their comm, by count */
+	fold_stacks(&fd, v, false, false);
+	order = xmalloc((fd.n ? fd.n : 1) * sizeof(*order));
+	for (i = 0; i < fd.n; i++)
+		order[i] = (uint32_t)i;	/* in the order of the text already */
+	qsort_r(order, fd.n, sizeof(*order), cmp_merged_by_count, &fd);
 	fprintf(out, "\n# stacks by count: comm;outermost;...;innermost\n");
-	for (i = 0; i < st.n && (!limit || i < limit); i++)
-		fprintf(out, "%10lu %7.2f%%  %s\n", srows[i].total, pct(srows[i].total, v->total),
-			srows[i].text);
-	if (limit && st.n > limit)
-		fprintf(out, "# ... %zu stacks more\n", st.n - limit);
-	for (i = 0; i < st.n; i++)
-		free((char *)srows[i].text);
-	free(srows);
-	itab_free(&st);
+	for (i = 0; i < fd.n && (!limit || i < limit); i++) {
+		fprintf(out, "%10lu %7.2f%%  ", fd.count[order[i]], pct(fd.count[order[i]], v->total));
+		put_ftext(out, &fd, fd.first[order[i]]);
+		fputc('\n', out);
+	}
+	if (limit && fd.n > limit)
+		fprintf(out, "# ... %zu stacks more\n", fd.n - limit);
+	free(order);
+	fold_free(&fd);
 	free(seq);
 	free(mark);
 	free(rows);
@@ -533,21 +803,26 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 
 #define NB_EDGE	UINT32_MAX	/* no caller (outermost) or no callee (self) */
 
-void views_neighbours(const struct views *v, FILE *out, const char *func, bool callees)
+int views_neighbours(const struct views *v, FILE *out, const char *pattern,
+		     const struct _GRegex *re, bool callees)
 {
-	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0;
+	size_t nf = v->funcs_t.n, i, j, n, cap = 0, nrows = 0, nmatch = 0;
 	struct row *rows = xcalloc(nf + 1, sizeof(*rows));
 	size_t *mark = xcalloc(nf + 1, sizeof(*mark));
 	bool *is = xcalloc(nf ? nf : 1, sizeof(*is));
 	unsigned long with = 0;
 	uint32_t *seq = NULL;
-	bool any = false;
 
 	for (i = 0; i < nf; i++) {
-		is[i] = !strcmp(v->funcs[i].name, func);
-		any |= is[i];
+		is[i] = g_regex_match(re, v->funcs[i].name, 0, NULL);
+		nmatch += is[i];
 		rows[i].id = (uint32_t)i;
 		rows[i].text = v->funcs[i].name;
+	}
+	if (!nmatch) {
+		warnx_("--%s %s: no function matches (of %zu in the stacks)",
+		       callees ? "callees" : "callers", pattern, nf);
+		goto out;
 	}
 	rows[nf].id = NB_EDGE;
 	rows[nf].text = callees ? "[self]" : "[outermost]";
@@ -578,10 +853,18 @@ void views_neighbours(const struct views *v, FILE *out, const char *func, bool c
 		if (rows[i].total)
 			rows[nrows++] = rows[i];
 	qsort(rows, nrows, sizeof(*rows), cmp_row);
-	if (!any)
-		warnx_("no function is named %s", func);
+	if (nmatch > 1)
+		warnx_("--%s %s: %zu functions match; reported together (^NAME$ for one)",
+		       callees ? "callees" : "callers", pattern, nmatch);
 	fprintf(out, "# %s of %s: in %lu of %lu events (%.2f%%); %% of those %lu events\n",
-		callees ? "callees" : "callers", func, with, v->total, pct(with, v->total), with);
+		callees ? "callees" : "callers", pattern, with, v->total, pct(with, v->total), with);
+	for (i = 0; i < nf; i++) {
+		if (!is[i])
+			continue;
+		fputs(nmatch > 1 ? "#   matches: " : "#   function: ", out);
+		print_func(out, &v->funcs[i]);
+		fputc('\n', out);
+	}
 	for (i = 0; i < nrows; i++) {
 		fprintf(out, "%10lu %7.2f%%  ", rows[i].total, pct(rows[i].total, with));
 		if (rows[i].id == NB_EDGE)
@@ -590,10 +873,12 @@ void views_neighbours(const struct views *v, FILE *out, const char *func, bool c
 			print_func(out, &v->funcs[rows[i].id]);
 		fputc('\n', out);
 	}
+out:
 	free(seq);
 	free(is);
 	free(mark);
 	free(rows);
+	return nmatch ? 0 : -1;
 }
 
 /* --- per frame, for the flame graph (flame.c) */

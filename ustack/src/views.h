@@ -67,13 +67,19 @@ struct vstack {
 	int		pid;
 	unsigned long	count;
 	size_t		n;
-	uint32_t	*locs;		/* innermost first */
+	uint32_t	*locs;		/* innermost first; the stacks_t key's */
 };
 
-/* An interning table: a key of bytes -> an index */
+/* An interning table: a key of bytes -> an index (views.c, over GHashTable) */
+struct _GHashTable;
+struct arena_chunk;
 struct itab {
-	struct map	*m;
-	size_t		n;
+	struct _GHashTable	*h;
+	struct arena_chunk	*arena;	/* the keys */
+	void			*probe;	/* a key being looked up */
+	size_t			probe_cap;
+	size_t			n;
+	bool			sealed;	/* views_done: no more keys */
 };
 
 uint32_t itab_get(struct itab *t, const void *key, size_t len, bool *fresh);
@@ -81,6 +87,7 @@ void itab_free(struct itab *t);
 
 struct views {
 	struct itab	strs_t, funcs_t, locs_t, maps_t, stacks_t;
+	struct arena_chunk *arena;	/* the locations' lines */
 	char		**strs;
 	struct vfunc	*funcs;
 	struct vloc	*locs;
@@ -101,12 +108,22 @@ void views_add(struct views *v, const char *event, const char *comm, int pid, do
 	       const struct vframe *frames, size_t n, bool cut);
 /* One event whose stack never came */
 void views_add_nostack(struct views *v, const char *event, const char *comm, int pid, double ts);
+/* The last event is added: the tables' indexes are freed */
+void views_done(struct views *v);
 
 /* A stack as functions, outer to inner (with [cut] first); returns how many */
 size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap);
 
+/* --folded (by_event: --by-event): "[event;]comm;outer;...;inner count", by text */
+void views_folded(const struct views *v, FILE *out, bool by_event);
 void views_top(const struct views *v, FILE *out, size_t limit);
-void views_neighbours(const struct views *v, FILE *out, const char *func, bool callees);
+/*
+ * --callers, --callees: the functions whose name the regex matches
+ * (anywhere in it), together.  -1 when none does (said on stderr).
+ */
+struct _GRegex;
+int views_neighbours(const struct views *v, FILE *out, const char *pattern,
+		     const struct _GRegex *re, bool callees);
 
 /* flame.c, pprof.c: 0, or -1 with an error said */
 int flame_write(const struct views *v, const char *path);

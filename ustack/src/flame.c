@@ -32,38 +32,113 @@
 
 struct fnode {
 	uint32_t	name;		/* funcs, then strs (comms) */
-	uint32_t	parent;
-	unsigned long	count;
-	unsigned long	inlined;	/* events in which it is an inlined call */
 	uint32_t	first, next;	/* index + 1; 0: none */
 	int		line_min, line_max;	/* 0: no line */
+	unsigned long	count;
+	unsigned long	inlined;	/* events in which it is an inlined call */
+	unsigned long	pruned_frames;	/* of its callees, left out of the file */
+	unsigned long	pruned_events;
 };
 
-struct tree {
-	struct fnode	*v;
-	size_t		n, cap;
-	struct map	*kids;		/* (parent, name) -> index + 1 */
+/*
+ * The tree is built by walking the stacks sorted by comm, then functions
+ * from the outermost: a stack shares its path with the one before up to
+ * their first difference, so no table of children is needed, and a frame's
+ * count is final when the walk leaves it.  The first walk counts the
+ * frames of each count, which sets the least count kept; the second makes
+ * only the frames kept (a frame left when its count is below that is
+ * undone, with its callees, which come after it).
+ */
+struct open_frame {
+	uint32_t	name;
+	uint32_t	node;		/* second walk: its node */
+	unsigned long	count;
+	unsigned long	frames;		/* in its subtree, itself included */
 };
 
-static uint32_t child(struct tree *t, uint32_t parent, uint32_t name)
+struct walk {
+	const struct views	*v;
+	uint32_t		*order;		/* the stacks, sorted */
+	struct vseq		*seq, *seq2;
+	size_t			cap, cap2;
+	struct open_frame	*path;
+	size_t			depth, path_cap;
+	/* the first walk: frames by count, exact below SMALL_COUNTS */
+	uint32_t		*small;
+	GArray			*large;
+	size_t			nodes;
+	unsigned long		total;		/* the root's count */
+	/* the second */
+	struct fnode		*t;
+	size_t			n, tcap;
+	unsigned long		keep;
+};
+
+#define SMALL_COUNTS	(1UL << 20)
+
+static int cmp_stack(const void *a, const void *b, void *ctx)
 {
-	uintptr_t k = (uintptr_t)map_get(t->kids, parent, name);
+	struct walk *w = ctx;
+	const struct vstack *x = &w->v->stacks[*(const uint32_t *)a];
+	const struct vstack *y = &w->v->stacks[*(const uint32_t *)b];
+	size_t nx, ny, i;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	nx = views_seq_lines(w->v, x, &w->seq, &w->cap);
+	ny = views_seq_lines(w->v, y, &w->seq2, &w->cap2);
+	for (i = 0; i < nx && i < ny; i++)
+		if (w->seq[i].func != w->seq2[i].func)
+			return w->seq[i].func < w->seq2[i].func ? -1 : 1;
+	return (nx > ny) - (nx < ny);
+}
+
+static void count_frame(struct walk *w, unsigned long count)
+{
+	w->nodes++;
+	if (count < SMALL_COUNTS)
+		w->small[count]++;
+	else
+		g_array_append_val(w->large, count);
+}
+
+static uint32_t new_node(struct walk *w, uint32_t parent, uint32_t name)
+{
 	struct fnode *n;
 
-	if (k)
-		return (uint32_t)(k - 1);
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+	if (w->n == w->tcap) {
+		w->tcap = w->tcap ? w->tcap * 2 : 256;
+		w->t = xrealloc(w->t, w->tcap * sizeof(*w->t));
 	}
-	n = &t->v[t->n];
+	n = &w->t[w->n];
 	memset(n, 0, sizeof(*n));
 	n->name = name;
-	n->parent = parent;
-	n->next = t->v[parent].first;
-	t->v[parent].first = (uint32_t)t->n + 1;
-	map_put(t->kids, parent, name, (void *)(uintptr_t)(t->n + 1));
-	return (uint32_t)t->n++;
+	if (w->n) {
+		n->next = w->t[parent].first;
+		w->t[parent].first = (uint32_t)w->n + 1;
+	}
+	return (uint32_t)w->n++;
+}
+
+/* Leave the open frames down to depth: their counts are final */
+static void close_to(struct walk *w, size_t depth, bool build)
+{
+	while (w->depth > depth) {
+		struct open_frame *f = &w->path[--w->depth];
+		uint32_t parent = w->depth ? w->path[w->depth - 1].node : 0;
+
+		if (w->depth)
+			w->path[w->depth - 1].frames += f->frames;
+		if (!build) {
+			count_frame(w, f->count);
+		} else if (f->count < w->keep) {
+			/* the parent's newest child, and its callees after it */
+			w->t[parent].first = w->t[f->node].next;
+			w->n = f->node;
+			w->t[parent].pruned_frames += f->frames;
+			w->t[parent].pruned_events += f->count;
+		}
+	}
 }
 
 static void add_line(struct fnode *n, int line)
@@ -74,6 +149,56 @@ static void add_line(struct fnode *n, int line)
 		n->line_min = line;
 	if (line > n->line_max)
 		n->line_max = line;
+}
+
+/* One walk over the sorted stacks; the second (build) makes the tree */
+static void walk(struct walk *w, bool build)
+{
+	size_t nf = w->v->funcs_t.n, i, j, n, common;
+
+	w->depth = 0;
+	if (build)
+		new_node(w, 0, 0);	/* the root, "all" */
+	for (i = 0; i < w->v->stacks_t.n; i++) {
+		const struct vstack *s = &w->v->stacks[w->order[i]];
+
+		n = views_seq_lines(w->v, s, &w->seq, &w->cap) + 1;
+		if (n > w->path_cap) {
+			w->path_cap = n * 2;
+			w->path = xrealloc(w->path, w->path_cap * sizeof(*w->path));
+		}
+		/* path[0] is the comm, path[j] the function seq[j - 1] */
+		for (common = 0; common < w->depth && common < n; common++)
+			if (w->path[common].name != (common ? w->seq[common - 1].func :
+							 (uint32_t)(nf + s->comm)))
+				break;
+		close_to(w, common, build);
+		for (j = common; j < n; j++) {
+			struct open_frame *f = &w->path[j];
+
+			f->name = j ? w->seq[j - 1].func : (uint32_t)(nf + s->comm);
+			f->count = 0;
+			f->frames = 1;
+			if (build)
+				f->node = new_node(w, j ? w->path[j - 1].node : 0, f->name);
+		}
+		w->depth = n;
+		for (j = 0; j < n; j++) {
+			w->path[j].count += s->count;
+			if (!build)
+				continue;
+			w->t[w->path[j].node].count += s->count;
+			if (j && w->seq[j - 1].inlined)
+				w->t[w->path[j].node].inlined += s->count;
+			if (j)
+				add_line(&w->t[w->path[j].node], w->seq[j - 1].line);
+		}
+		if (build)
+			w->t[0].count += s->count;
+		else
+			w->total += s->count;
+	}
+	close_to(w, 0, build);
 }
 
 static int cmp_count_desc(const void *a, const void *b)
@@ -89,31 +214,34 @@ static int cmp_count_desc(const void *a, const void *b)
  * frames number at most max_nodes.  Counts only grow towards the root, so
  * the frames kept are whole paths from it.
  */
-static unsigned long keep_threshold(const struct tree *t, size_t max_nodes)
+static unsigned long keep_threshold(struct walk *w, size_t max_nodes)
 {
-	unsigned long need = (unsigned long)((double)t->v[0].count * MIN_WIDTH / MAX_WIDTH), budget;
-	unsigned long *counts;
-	size_t i;
+	unsigned long need = (unsigned long)((double)w->total * MIN_WIDTH / MAX_WIDTH);
+	unsigned long budget = 0, c;
+	size_t seen = 0, i;
 
 	if (need < 1)
 		need = 1;
-	if (t->n <= max_nodes)
+	count_frame(w, w->total);	/* the root */
+	if (w->nodes <= max_nodes)
 		return 1;
-	counts = xmalloc(t->n * sizeof(*counts));
-	for (i = 0; i < t->n; i++)
-		counts[i] = t->v[i].count;
-	qsort(counts, t->n, sizeof(*counts), cmp_count_desc);
-	budget = counts[max_nodes] + 1;
-	free(counts);
+	/* budget: one more than the count of the frame max_nodes + 1 by count */
+	g_array_sort(w->large, cmp_count_desc);
+	for (i = 0; i < w->large->len && !budget; i++)
+		if (seen++ == max_nodes)
+			budget = g_array_index(w->large, unsigned long, i) + 1;
+	for (c = SMALL_COUNTS; c-- > 0 && !budget;) {
+		seen += w->small[c];
+		if (seen > max_nodes)
+			budget = c + 1;
+	}
 	return budget < need ? budget : need;
 }
 
 struct emit {
 	const struct views	*v;
-	const struct tree	*t;
+	const struct fnode	*t;
 	const char		**names;	/* of funcs, then of strs */
-	unsigned long		keep;		/* the least count kept */
-	size_t			*size;		/* frames in the subtree */
 	uint32_t		*remap;		/* name -> index in the page's N + 1 */
 	uint32_t		*used;		/* the names, in that order */
 	size_t			nused, nkept;
@@ -123,7 +251,7 @@ struct emit {
 static int cmp_kid(const void *a, const void *b, void *ctx)
 {
 	const struct emit *e = ctx;
-	const struct fnode *x = &e->t->v[*(const uint32_t *)a], *y = &e->t->v[*(const uint32_t *)b];
+	const struct fnode *x = &e->t[*(const uint32_t *)a], *y = &e->t[*(const uint32_t *)b];
 	int c = strcmp(e->names[x->name], e->names[y->name]);
 
 	return c ? c : (x->name > y->name) - (x->name < y->name);
@@ -136,25 +264,17 @@ static int cmp_kid(const void *a, const void *b, void *ctx)
  */
 static void emit_node(struct emit *e, uint32_t i)
 {
-	const struct fnode *n = &e->t->v[i];
-	size_t nk = 0, nkept = 0, j, index = e->nkept++;
-	unsigned long pruned_frames = 0, pruned_events = 0;
+	const struct fnode *n = &e->t[i];
+	size_t nk = 0, j, index = e->nkept++;
 	uint32_t *kids = NULL, k, name = 0;
 
-	for (k = n->first; k; k = e->t->v[k - 1].next)
+	for (k = n->first; k; k = e->t[k - 1].next)
 		nk++;
 	if (nk) {
 		kids = xmalloc(nk * sizeof(*kids));
 		nk = 0;
-		for (k = n->first; k; k = e->t->v[k - 1].next) {
-			if (e->t->v[k - 1].count >= e->keep) {
-				kids[nk++] = k - 1;
-			} else {
-				pruned_frames += e->size[k - 1];
-				pruned_events += e->t->v[k - 1].count;
-			}
-		}
-		nkept = nk;
+		for (k = n->first; k; k = e->t[k - 1].next)
+			kids[nk++] = k - 1;
 		qsort_r(kids, nk, sizeof(*kids), cmp_kid, e);
 	}
 	if (i) {
@@ -164,15 +284,15 @@ static void emit_node(struct emit *e, uint32_t i)
 		}
 		name = e->remap[n->name] - 1;
 	}
-	g_string_append_printf(e->tree, "%s%u,%lu,%zu", index ? "," : "", name, n->count, nkept);
+	g_string_append_printf(e->tree, "%s%u,%lu,%zu", index ? "," : "", name, n->count, nk);
 	g_string_append_printf(e->lines, "%s%d,%d", index ? "," : "", n->line_min,
 			       n->line_max - n->line_min);
 	if (n->inlined)
 		g_string_append_printf(e->inl, "%s%zu,%d", e->inl->len ? "," : "", index,
 				       n->inlined == n->count ? 1 : 2);
-	if (pruned_frames)
+	if (n->pruned_frames)
 		g_string_append_printf(e->pruned, "%s%zu,%lu,%lu", e->pruned->len ? "," : "", index,
-				       pruned_frames, pruned_events);
+				       n->pruned_frames, n->pruned_events);
 	for (j = 0; j < nk; j++)
 		emit_node(e, kids[j]);
 	free(kids);
@@ -331,7 +451,7 @@ static uint32_t list_index(GHashTable *idx, GPtrArray *list, const char *s)
 	return GPOINTER_TO_UINT(p);
 }
 
-static void write_page(FILE *out, const struct views *v, struct emit *e)
+static void write_page(FILE *out, const struct views *v, struct emit *e, unsigned long keep)
 {
 	size_t nf = v->funcs_t.n, i;
 	GHashTable *oidx = g_hash_table_new(g_str_hash, g_str_equal);
@@ -366,7 +486,7 @@ static void write_page(FILE *out, const struct views *v, struct emit *e)
 	fputs("];\n", out);
 	put_strings(out, "O", (const char **)objs->pdata, objs->len);
 	put_strings(out, "S", (const char **)srcs->pdata, srcs->len);
-	fprintf(out, "var TITLE=\"ustack: %lu events\",MINW=%g,KEEP=%lu;\n", v->total, MIN_WIDTH, e->keep);
+	fprintf(out, "var TITLE=\"ustack: %lu events\",MINW=%g,KEEP=%lu;\n", v->total, MIN_WIDTH, keep);
 	fprintf(out, "var T=[%s];\nvar L=[%s];\nvar I=[%s];\nvar P=[%s];\n",
 		e->tree->str, e->lines->str, e->inl->str, e->pruned->str);
 	fputs(PAGE_JS, out);
@@ -380,53 +500,38 @@ static void write_page(FILE *out, const struct views *v, struct emit *e)
 
 int flame_write(const struct views *v, const char *path)
 {
-	size_t nf = v->funcs_t.n, ns = v->strs_t.n, i, j, n, cap = 0, max_nodes = MAX_NODES;
-	struct tree t = { 0 };
-	struct vseq *seq = NULL;
+	size_t nf = v->funcs_t.n, ns = v->strs_t.n, i, max_nodes = MAX_NODES;
 	const char *env = getenv("USTACK_FLAME_MAX_NODES");
+	struct walk w = { .v = v };
 	struct emit e = { 0 };
-	uint32_t node;
 	struct output *file;
+	unsigned long keep;
 	int ret = -1;
 
 	if (env)
 		max_nodes = strtoul(env, NULL, 10);
-	t.kids = map_new();
-	t.cap = 256;
-	t.v = xcalloc(t.cap, sizeof(*t.v));
-	t.n = 1;			/* the root */
 	/* names: the functions, then the strings (comms) */
 	e.names = xcalloc(nf + ns + 1, sizeof(*e.names));
 	for (i = 0; i < nf; i++)
 		e.names[i] = v->funcs[i].name;
 	for (i = 0; i < ns; i++)
 		e.names[nf + i] = v->strs[i];
-	for (i = 0; i < v->stacks_t.n; i++) {
-		const struct vstack *s = &v->stacks[i];
 
-		n = views_seq_lines(v, s, &seq, &cap);
-		t.v[0].count += s->count;
-		node = child(&t, 0, (uint32_t)(nf + s->comm));
-		t.v[node].count += s->count;
-		for (j = 0; j < n; j++) {
-			node = child(&t, node, seq[j].func);
-			t.v[node].count += s->count;
-			if (seq[j].inlined)
-				t.v[node].inlined += s->count;
-			add_line(&t.v[node], seq[j].line);
-		}
-	}
-	free(seq);
+	w.order = xmalloc((v->stacks_t.n + 1) * sizeof(*w.order));
+	for (i = 0; i < v->stacks_t.n; i++)
+		w.order[i] = (uint32_t)i;
+	qsort_r(w.order, v->stacks_t.n, sizeof(*w.order), cmp_stack, &w);
+	w.small = xcalloc(SMALL_COUNTS, sizeof(*w.small));
+	w.large = g_array_new(FALSE, FALSE, sizeof(unsigned long));
+	walk(&w, false);
+	keep = keep_threshold(&w, max_nodes);
+	free(w.small);
+	g_array_free(w.large, TRUE);
+	w.keep = keep;
+	walk(&w, true);
 
-	/* frames in each subtree: children come after their parent */
-	e.size = xmalloc(t.n * sizeof(*e.size));
-	for (i = 0; i < t.n; i++)
-		e.size[i] = 1;
-	for (i = t.n; i-- > 1;)
-		e.size[t.v[i].parent] += e.size[i];
 	e.v = v;
-	e.t = &t;
-	e.keep = keep_threshold(&t, max_nodes);
+	e.t = w.t;
 	e.remap = xcalloc(nf + ns + 1, sizeof(*e.remap));
 	e.used = xmalloc((nf + ns + 1) * sizeof(*e.used));
 	e.tree = g_string_new(NULL);
@@ -438,7 +543,7 @@ int flame_write(const struct views *v, const char *path)
 	file = output_open(path);
 	if (!file)
 		goto done;
-	write_page(output_stream(file), v, &e);
+	write_page(output_stream(file), v, &e, keep);
 	if (!output_commit(file))
 		ret = 0;
 done:
@@ -448,9 +553,11 @@ done:
 	g_string_free(e.pruned, TRUE);
 	free(e.remap);
 	free(e.used);
-	free(e.size);
 	free(e.names);
-	free(t.v);
-	map_free(t.kids, NULL);
+	free(w.order);
+	free(w.seq);
+	free(w.seq2);
+	free(w.path);
+	free(w.t);
 	return ret;
 }

@@ -936,6 +936,9 @@ static enum start line_tells(const char *line, bool *events)
 	 * may hold what other options print, kernel stacks for one) */
 	if (is_header(line) || !strncmp(line, "CPU:", 4) || *events)
 		return START_UNSURE;
+	/* the rest of a stack whose head was cut off (tail -n of a trace) */
+	if (!strncmp(line, " =>  <", 6) || !strncmp(line, "cookie=", 7))
+		return START_UNSURE;
 	return START_NOT;
 }
 

@@ -114,6 +114,8 @@ void output_check(const char *input, const char *const *paths, const char *const
 	for (i = 0; i < n; i++) {
 		if (!paths[i])
 			continue;
+		if (!*paths[i])
+			die("%s: an empty file name", opts[i]);
 		identify(paths[i], STDOUT_FILENO, &out[i]);
 		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode))
 			die("%s %s is a directory: name the file to write", opts[i], paths[i]);

@@ -133,12 +133,16 @@ static void free_event(struct event *ev)
 	free(ev);
 }
 
+/* GRegex reads UTF-8 only: a name with other bytes is matched as the views show it */
 static bool any_matches(GRegex **list, size_t n, const char *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (g_regex_match(list[i], s, 0, NULL))
-			return true;
-	return false;
+	char *clean = g_utf8_validate(s, -1, NULL) ? NULL : text_utf8(s);
+	bool hit = false;
+
+	for (size_t i = 0; i < n && !hit; i++)
+		hit = g_regex_match(list[i], clean ? clean : s, 0, NULL);
+	free(clean);
+	return hit;
 }
 
 static bool passes(const struct filters *f, const struct event *ev)

@@ -280,6 +280,7 @@ void views_done(struct views *v)
 	itab_seal(&v->locs_t, false);
 	itab_seal(&v->maps_t, false);
 	itab_seal(&v->stacks_t, true);	/* the stacks' locations */
+	v->syms = NULL;			/* freed next, by report */
 }
 
 void views_free(struct views *v)

@@ -277,7 +277,7 @@ static bool dat_stack(struct input *in, struct tep_record *r, struct rec *rec)
 static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 {
 	struct tep_event *ev = in->ev_inode;
-	unsigned long long ino, dev, err;
+	unsigned long long ino, dev, err, state;
 	const unsigned char *p;
 	size_t len;
 	int e;
@@ -309,6 +309,10 @@ static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 		memcpy(in->build_id, id, n);
 		rec->build_id = in->build_id;
 		rec->build_id_len = n;
+		/* Not in the page cache (state 2): as if the kernel gave none */
+		if (!n && tep_find_field(ev, "build_id_state") &&
+		    dat_num(in, ev, r, "build_id_state", &state) && state == 2)
+			rec->build_id = NULL;
 	}
 	rec->type = REC_INODE;
 	rec->ino = ino;
@@ -654,7 +658,7 @@ static bool parse_cookie(struct input *in, const char *s, struct rec *rec)
 	return true;
 }
 
-/* " =>  <%016llx> : INODE|-1|-2 : MAJOR:MINOR" */
+/* " =>  <%016llx> : INODE|-1|-2|-3 : MAJOR:MINOR" */
 static bool parse_frame(const char *s, struct frame *f)
 {
 	uint64_t ma, mi;
@@ -665,6 +669,8 @@ static bool parse_frame(const char *s, struct frame *f)
 		f->ino = USTACK_NO_VMA;
 	else if (word(&s, "-2"))
 		f->ino = USTACK_NO_MM_LOCK;
+	else if (word(&s, "-3"))
+		f->ino = USTACK_NOT_REG;
 	else if (!u64_at(&s, 10, &f->ino, NULL))
 		return false;
 	if (!word(&s, " : ") || !u64_at(&s, 10, &ma, NULL) || !word(&s, ":") ||
@@ -722,14 +728,20 @@ static bool parse_stack(struct input *in, struct rec *rec)
 }
 
 /*
- * "build_id=HEX " or "build_id=none ": HEX an even number of hex digits,
- * at most 40; false when it is not that
+ * "build_id=HEX ", "build_id=none " or "build_id=unread ": HEX an even
+ * number of hex digits, at most 40; false when it is not that. unread (not
+ * in the page cache) is as if the kernel gave no build-id.
  */
 static bool parse_build_id(struct input *in, const char **s, struct rec *rec)
 {
 	const char *p = *s;
 	size_t n = 0;
 
+	if (word(&p, "unread ")) {
+		rec->build_id = NULL;
+		*s = p;
+		return true;
+	}
 	if (word(&p, "none ")) {
 		rec->build_id = in->build_id;
 		rec->build_id_len = 0;
@@ -766,8 +778,8 @@ static bool parse_inode(struct input *in, const char *s, struct rec *rec)
 	rec->dev = KDEV(ma, mi);
 	rec->err = 0;
 	if (word(&s, "build_id=") && !parse_build_id(in, &s, rec)) {
-		malformed(in, "inode_cache: build_id= is neither none nor up to 40 hex digits, "
-			  "two a byte");
+		malformed(in, "inode_cache: build_id= is neither none, unread nor up to 40 hex "
+			  "digits, two a byte");
 		return false;
 	}
 	if (word(&s, "path=")) {

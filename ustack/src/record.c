@@ -41,6 +41,7 @@ struct recorder {
 	struct map		*proc_tried;	/* PIDs looked up in /proc already */
 	bool			draining;	/* the last pass: read everything */
 	bool			build_id;	/* inode_cache has the build_id field */
+	bool			build_id_state;	/* and build_id_state */
 	struct timespec		deadline;	/* -d: when the run ends; 0: none */
 	uint64_t		cpu_lost[1024];
 };
@@ -275,6 +276,8 @@ static void print_stack(struct recorder *r, struct tep_record *rec)
 			fputs("-1", r->out);
 		else if (f->ino == USTACK_NO_MM_LOCK)
 			fputs("-2", r->out);
+		else if (f->ino == USTACK_NOT_REG)
+			fputs("-3", r->out);
 		else
 			fprintf(r->out, "%" PRIu64, f->ino);
 		fprintf(r->out, " : %u:%u\n", KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev));
@@ -295,9 +298,11 @@ static void print_inode(struct recorder *r, struct tep_record *rec)
 		size_t n, i;
 		const unsigned char *id = array(r->inode, "build_id", rec, 1, &n);
 
-		/* As the kernel prints it: hex, or none */
+		/* As the kernel prints it: hex, none, or unread */
 		fputs("build_id=", r->out);
-		if (!id || !n)
+		if ((!id || !n) && r->build_id_state && val(r->inode, "build_id_state", rec) == 2)
+			fputs("unread", r->out);
+		else if (!id || !n)
 			fputs("none", r->out);
 		for (i = 0; id && i < n; i++)
 			fprintf(r->out, "%02x", id[i]);
@@ -700,6 +705,7 @@ int cmd_record(int argc, char **argv)
 		die("this kernel's user_unwind_stack has no field %s: ustack reads the layout "
 		    "of series v8 and later", stack_format_lacks(r.stack));
 	r.build_id = tep_find_field(r.inode, "build_id") != NULL;
+	r.build_id_state = tep_find_field(r.inode, "build_id_state") != NULL;
 
 	r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!r.out)

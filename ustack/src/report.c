@@ -233,7 +233,8 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 			}
 			if (res[i].n)
 				continue;
-			if (f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK)
+			if (f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK ||
+			    f->ino == USTACK_NOT_REG)
 				printf("    <%016" PRIx64 "> (%s)\n", f->off, res[i].why);
 			else
 				printf("    <%016" PRIx64 "> inode %" PRIu64 " dev %u:%u (%s)\n",

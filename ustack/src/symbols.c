@@ -1080,6 +1080,10 @@ size_t symbols_resolve(struct symbols *syms, const struct frame *f, bool return_
 		*why = "mm not locked: the kernel could not look up the mapping";
 		goto raw;
 	}
+	if (f->ino == USTACK_NOT_REG) {
+		*why = "a mapping of a file that is not regular";
+		goto raw;
+	}
 	if (f->ino == 0 && f->dev == 0) {
 		*why = "anonymous memory or the vdso";
 		goto raw;

@@ -15,11 +15,14 @@
 #define USTACK_NO_VMA	UINT64_MAX
 /* The VMA could not be looked up: the mm lock was not taken; printed as -2 */
 #define USTACK_NO_MM_LOCK	(UINT64_MAX - 1)
+/* The frame is in a file that is not regular (a socket, a device): -3 */
+#define USTACK_NOT_REG	(UINT64_MAX - 2)
 
-/* A device in the kernel's dev_t encoding, as the events carry it */
-#define KDEV_MAJOR(d)	((unsigned int)((d) >> 20))
-#define KDEV_MINOR(d)	((unsigned int)((d) & 0xfffff))
-#define KDEV(ma, mi)	(((uint32_t)(ma) << 20) | ((uint32_t)(mi) & 0xfffff))
+/* A device in the encoding stat(2) gives user space, as the events carry it */
+#define KDEV_MAJOR(d)	((unsigned int)(((d) >> 8) & 0xfff))
+#define KDEV_MINOR(d)	((unsigned int)(((d) & 0xff) | (((d) >> 12) & 0xfff00)))
+#define KDEV(ma, mi)	((((uint32_t)(mi) & 0xff) | ((uint32_t)(ma) & 0xfff) << 8 | \
+			  ((uint32_t)(mi) & 0xfff00) << 12))
 
 struct frame {
 	uint64_t	off;	/* file offset, or address when not in a file */

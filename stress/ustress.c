@@ -223,10 +223,14 @@ static void churner(const char *self)
  *
  * Outside quiet windows, a cookie without its stack is explained when
  * the ring buffer reported a loss, or the controller disturbed the
- * instance (its counter, or a "disturbed" marker in the trace) since the
- * cookie was read or while it was read; otherwise the kernel lost it.
- * A stack without its cookie is judged the same way.  What still waits
- * when the reading stops is explained by that.
+ * instance (its counter, or a "disturbing"/"disturbed" marker in the
+ * trace) since the cookie was read or while it was read; otherwise the
+ * kernel lost it.  A stack without its cookie is judged the same way,
+ * from the task's record before it: that record may lie between the two
+ * markers of a disturbance that dropped the cookie, and be read, with the
+ * stack, after the counter settled (a cookie refused by tracing_on=0 still
+ * gets its stack once tracing is back on).  What still waits when the
+ * reading stops is explained by that.
  *
  * Quiet windows: the controller does nothing between the markers
  * "ustress: quiet begin" and "ustress: quiet end".  The window is armed
@@ -258,6 +262,7 @@ struct waiting {
 	uint64_t	cookie;
 	bool		is_stack;	/* a stack without its cookie */
 	bool		done;		/* joined: an entry with its stack */
+	bool		inside;		/* read between a disturbance's two markers */
 	int		pid;
 	unsigned long	gen, losses;	/* at the time it was read */
 	unsigned long	markers;	/* ... and the markers read by then */
@@ -271,6 +276,7 @@ struct task {
 	struct waiting	*list;
 	bool		seen;
 	unsigned long	gen, losses, markers;	/* when its last record was read */
+	bool		inside;			/* ... inside a disturbance's markers */
 	unsigned long	quiet;			/* ... and the quiet window, or 0 */
 };
 
@@ -288,6 +294,7 @@ struct checker {
 	struct map	*tasks;
 	unsigned long	gen_start;	/* when the reading began */
 	unsigned long	losses, markers;
+	bool		inside;		/* "disturbing" read, "disturbed" not yet */
 	struct waiting	*qhead, **qtail;
 	struct waiting	*held;		/* timed out, unexplained so far: see above */
 	double		ts;		/* of the record being read */
@@ -343,7 +350,8 @@ static void joined(const struct checker *st, const struct waiting *w, bool stric
 static bool unexplained_now(const struct waiting *w, const struct checker *st)
 {
 	bool lost = st->losses != w->losses;
-	bool disturbed = st->gen != w->gen || (w->gen & 1) || st->markers != w->markers;
+	bool disturbed = st->gen != w->gen || (w->gen & 1) || w->inside ||
+			 st->markers != w->markers;
 	bool strict = w->quiet && st->armed && st->quiet_id == w->quiet;
 
 	return !w->done && !lost && (strict || !disturbed);
@@ -352,8 +360,9 @@ static bool unexplained_now(const struct waiting *w, const struct checker *st)
 static void judge(struct waiting *w, const struct checker *st)
 {
 	bool lost = st->losses != w->losses;
-	/* An odd count: it was read while the controller was at work */
-	bool disturbed = st->gen != w->gen || (w->gen & 1) || st->markers != w->markers;
+	/* An odd count, or inside the markers: read while the controller was at work */
+	bool disturbed = st->gen != w->gen || (w->gen & 1) || w->inside ||
+			 st->markers != w->markers;
 	/* Read, and judged, in the same armed quiet window */
 	bool strict = w->quiet && st->armed && st->quiet_id == w->quiet;
 
@@ -480,10 +489,12 @@ static struct waiting *add_waiting(struct task *t, const struct rec *r, bool is_
 		w->gen = st->gen;
 		w->losses = st->losses;
 		w->markers = st->markers;
+		w->inside = st->inside;
 	} else if (t->seen) {
 		w->gen = t->gen;
 		w->losses = t->losses;
 		w->markers = t->markers;
+		w->inside = t->inside;
 	} else {
 		w->gen = st->gen_start;
 	}
@@ -577,6 +588,7 @@ static void checker_begin(struct checker *st, int ncpus, double t, unsigned long
 	st->gen = st->gen_start = st->gen_clock = gen;
 	st->tasks = map_new();
 	st->losses = st->markers = 0;
+	st->inside = false;
 	st->qhead = NULL;
 	st->qtail = &st->qhead;
 	st->held = NULL;
@@ -678,6 +690,7 @@ static void checker_record(struct checker *st, const struct rec *r)
 		t->gen = st->gen;
 		t->losses = st->losses;
 		t->markers = st->markers;
+		t->inside = st->inside;
 		t->quiet = st->armed ? st->quiet_id : 0;
 		break;
 	case REC_EVENT:
@@ -687,7 +700,9 @@ static void checker_record(struct checker *st, const struct rec *r)
 			if (!strncmp(what, "quiet ", 6)) {
 				quiet_marker(st, what);
 			} else {
+				/* "disturbing", or "disturbed" (the end) */
 				st->markers++;
+				st->inside = !strcmp(what, "disturbing");
 				quiet_marker(st, "disturbed");
 			}
 		}
@@ -883,14 +898,16 @@ static int pick(int n)
 /*
  * Tell the instance's reader, before and after anything that may erase or
  * drop records: by a counter, odd while the disturbance lasts, and by a
- * marker in the trace itself, which comes after whatever the CPUs wrote
- * before it (a record produced before a disturbance may be read long
- * after it).
+ * marker in the trace itself, "disturbing" before and "disturbed" after,
+ * which comes after whatever the CPUs wrote before it (a record produced
+ * before a disturbance may be read long after it).
  */
 static void disturb(struct inst *in)
 {
-	__atomic_add_fetch(&cnt->gen[in - insts], 1, __ATOMIC_RELEASE);
-	tracefs_instance_file_write(in->ti, "trace_marker", "ustress: disturbed\n");
+	unsigned long gen = __atomic_add_fetch(&cnt->gen[in - insts], 1, __ATOMIC_RELEASE);
+
+	tracefs_instance_file_write(in->ti, "trace_marker",
+				    gen & 1 ? "ustress: disturbing\n" : "ustress: disturbed\n");
 }
 
 static void start_reader(struct inst *in)

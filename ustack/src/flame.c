@@ -358,7 +358,7 @@ static const char PAGE_JS[] =
 " if(!o||(n.cls!=='program'&&n.cls!=='library'))return FIXED[n.cls]||FIXED.other;\n"
 " return 'hsl('+hue(o)+','+(55+h%25)+'%,'+(58+(h>>>8)%14)+'%)';}\n"
 "function pct(v,of){return of?(100*v/of).toFixed(2):'0.00';}\n"
-"function evs(v){return v+' event'+(v==1?'':'s');}\n"
+"function evs(v){return OFFCPU?(v/1e6).toFixed(3)+' ms off-CPU':v+' event'+(v==1?'':'s');}\n"
 "function label(n){return n.name+' ('+evs(n.v)+', '+pct(n.v,root.v)+'%)';}\n"
 "function where(n){var s=n.depth>1&&NS[n.fi]?S[NS[n.fi]-1]:'';if(!s)return '';\n"
 " return s+(n.lmin?':'+n.lmin+(n.lspan?'-'+(n.lmin+n.lspan):''):'');}\n"
@@ -384,7 +384,7 @@ static const char PAGE_JS[] =
 " for(var a=zoomed.parent;a;a=a.parent)frame(frag,a,0,W,true);\n"
 " leftN=0;leftW=0;if(zoomed.v)draw(frag,zoomed,0,W/zoomed.v);fg.appendChild(frag);\n"
 " lo.textContent='left out: '+leftN+' frame'+(leftN==1?'':'s')+' (narrower than '+MINW+' px'+\n"
-"  (KEEP>1?', or in fewer than '+KEEP+' events: not in the file':'')+'), holding '+\n"
+"  (KEEP>1?', or in '+(OFFCPU?'less':'fewer')+' than '+evs(KEEP)+': not in the file':'')+'), holding '+\n"
 "  leftW+' of the '+evs(zoomed.v)+' in view ('+pct(leftW,zoomed.v)+'%)';\n"
 " document.getElementById('zoom').textContent=zoomed===root?'':'zoomed to '+label(zoomed);\n"
 " document.body.dataset.frames=drawn.length;document.body.dataset.drawMs=(performance.now()-t0).toFixed(1);}\n"
@@ -486,7 +486,8 @@ static void write_page(FILE *out, const struct views *v, struct emit *e, unsigne
 	fputs("];\n", out);
 	put_strings(out, "O", (const char **)objs->pdata, objs->len);
 	put_strings(out, "S", (const char **)srcs->pdata, srcs->len);
-	fprintf(out, "var TITLE=\"ustack: %lu events\",MINW=%g,KEEP=%lu;\n", v->total, MIN_WIDTH, keep);
+	fprintf(out, "var TITLE=\"ustack: %lu %s\",MINW=%g,KEEP=%lu,OFFCPU=%s;\n", v->total, v->what,
+		MIN_WIDTH, keep, strcmp(v->sample_unit, "nanoseconds") ? "false" : "true");
 	fprintf(out, "var T=[%s];\nvar L=[%s];\nvar I=[%s];\nvar P=[%s];\n",
 		e->tree->str, e->lines->str, e->inl->str, e->pruned->str);
 	fputs(PAGE_JS, out);

@@ -346,8 +346,8 @@ int pprof_write(const struct views *v, const char *path)
 	}
 
 	sid(&w.strs, "");		/* string_table[0] is "" */
-	type.type = sid(&w.strs, "events");
-	type.unit = sid(&w.strs, "count");
+	type.type = sid(&w.strs, v->sample_type);
+	type.unit = sid(&w.strs, v->sample_unit);
 	types[0] = &type;
 	head.n_sample_type = 1;
 	head.sample_type = types;

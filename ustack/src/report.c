@@ -11,6 +11,17 @@
  * So a task has at most one cookie waiting for its stack, and a new
  * cookie of the task means the old one will get none: memory stays
  * bounded by the number of tasks, whatever the length of the trace.
+ * An event made after the stack was walked, in the same return to user
+ * space (a sched_switch on the way out), gets the same cookie, after its
+ * stack: so the task's last stack that no cookie waited for is kept, until
+ * the task's next cookie.
+ *
+ * --off-cpu: each sched_switch that takes a task off the CPU is an event,
+ * weighed by the time until a sched_switch puts the same task back on.
+ * Its stack comes once the task is back, but the switch in may come
+ * after it (the case above), or never (the trace ended, events were
+ * lost): such an event is held, with a copy of its stack, until then.  A
+ * task is off the CPU once at a time, so memory stays bounded still.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +34,7 @@
 
 #include <glib.h>
 
+#include "offcpu.h"
 #include "ustack.h"
 #include "views.h"
 
@@ -34,6 +46,14 @@ struct event {
 	int		pid;
 	double		ts;
 	bool		keep;		/* passes the filters */
+	/* --off-cpu: a switch out, weighed by the time until the switch in */
+	bool		off_cpu;
+	char		state;		/* S, D, R...: the frame [S] outermost */
+	enum { OFF_OPEN, OFF_ENDED, OFF_NO_END } end;
+	unsigned long	ns;		/* OFF_ENDED: the time off the CPU */
+	bool		held;		/* shown before its end: waits for it */
+	struct rec	*stack;		/* held: a copy of its stack, or NULL */
+	const char	*why;		/* held without a stack: why it has none */
 };
 
 /* What report writes on standard output */
@@ -55,6 +75,9 @@ struct filters {
 	size_t		ncomms, nevents;
 	bool		have_from, have_to;
 	double		from, to;
+	/* --off-cpu: --state, -m, -M (ns; max 0: none) */
+	char		states[16];
+	unsigned long	min_ns, max_ns;
 };
 
 struct waiting {			/* a cookie waiting for its stack */
@@ -81,12 +104,18 @@ struct report {
 	struct map	*pending_event;	/* pid -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
+	struct map	*early;		/* pid -> its last stack without a cookie (a copy) */
+	bool		off_cpu;
+	struct map	*off;		/* pid -> its event OFF_OPEN, off the CPU now */
 	unsigned long	losses;		/* REC_LOST records */
 	struct symbols_stats symstats;	/* kept when the symbols are freed early */
 	struct {
 		unsigned long events, with_stack, no_stack, no_stack_lost, no_cookie;
 		unsigned long stacks, stacks_no_cookie, cookies_no_event, frames, cut;
+		unsigned long stacks_early;	/* joined to a cookie that came after */
 		uint64_t lost, lost_unknown;
+		unsigned long switches, no_end, other_events;
+		uint64_t off_ns;
 	} n;
 };
 
@@ -109,11 +138,18 @@ static void usage(bool help)
 		"  --callees RE     the functions they call, with counts and %% ([self]: innermost)\n"
 		"Files, with or without a VIEW (- for standard output):\n"
 		"  --flamegraph FILE  an HTML flame graph, self-contained (click: zoom, search box)\n"
-		"  --pprof FILE       a gzipped profile.proto for pprof (sample type events/count)\n"
+		"  --pprof FILE       a gzipped profile.proto for pprof (sample type events/count;\n"
+		"                     with --off-cpu, off-cpu/nanoseconds)\n"
 		"  --force            replace FILE even if it is the input, the other file, or a trace\n"
 		"FILTER (for every view; an option given twice, or a list, keeps either):\n"
 		"  --pid PID[,PID...]    --comm RE    --event [SYSTEM:]RE[,RE...]  (RE: a regex)\n"
 		"  --time [FROM],[TO]    seconds, as the timestamps print\n"
+		"OFF-CPU (a trace of ustack record --off-cpu):\n"
+		"  --off-cpu   each sched_switch that takes a task off the CPU is an event,\n"
+		"              weighed by the nanoseconds until it is back on, under a frame\n"
+		"              for the state it left in ([S], [D], [R]...); every view\n"
+		"  --state S,D,R  only switches out in these states\n"
+		"  -m US, -M US   only times off the CPU of at least, at most, US microseconds\n"
 		"  --stats   time, throughput and peak memory, on standard error\n"
 		"  -q, --quiet  no summary or progress on standard error, only errors\n"
 		"  --binaries DIR  symbolise from DIR (binaries and debug files copied from\n"
@@ -126,11 +162,42 @@ static void usage(bool help)
 	exit(help ? 0 : 2);
 }
 
+static void free_stack_copy(struct rec *s)
+{
+	if (s) {
+		free(s->frames);
+		free(s);
+	}
+}
+
+/* What a stack record holds that report uses, outliving the input's buffer */
+static struct rec *copy_stack(const struct rec *stack)
+{
+	struct rec *s = xcalloc(1, sizeof(*s));
+
+	s->type = REC_STACK;
+	s->pid = stack->pid;
+	s->cookie = stack->cookie;
+	s->lost = stack->lost;
+	s->nr = stack->nr;
+	s->frames = xmalloc((stack->nr ? stack->nr : 1) * sizeof(*s->frames));
+	memcpy(s->frames, stack->frames, stack->nr * sizeof(*s->frames));
+	return s;
+}
+
 static void free_event(struct event *ev)
 {
+	free_stack_copy(ev->stack);
 	free(ev->head);
 	free(ev->name);
 	free(ev);
+}
+
+/* An event is done with once shown, unless held for its end */
+static void done_with(struct event *ev)
+{
+	if (!ev->held)
+		free_event(ev);
 }
 
 /* GRegex reads UTF-8 only: a name with other bytes is matched as the views show it */
@@ -163,6 +230,8 @@ static bool passes(const struct filters *f, const struct event *ev)
 		return false;
 	if (f->have_to && ev->ts > f->to)
 		return false;
+	if (ev->off_cpu && f->states[0] && !strchr(f->states, ev->state))
+		return false;
 	return true;
 }
 
@@ -172,94 +241,144 @@ struct resolved {
 	const char		*why;
 };
 
-static void print_stack(struct report *rep, const struct rec *stack, struct event *events)
+/*
+ * --off-cpu: an event shown before its end is known is held until then;
+ * one with no end is counted, and weighed by nothing. True: not shown now.
+ */
+static bool hold(struct report *rep, struct event *ev, const struct rec *stack, const char *why)
 {
-	struct resolved *res = xcalloc(stack->nr ? stack->nr : 1, sizeof(*res));
-	struct event *ev;
+	if (!ev->off_cpu)
+		return false;
+	if (ev->end == OFF_OPEN) {
+		ev->held = true;
+		ev->stack = stack ? copy_stack(stack) : NULL;
+		ev->why = why;
+		return true;
+	}
+	if (ev->end == OFF_NO_END) {
+		rep->n.no_end++;
+		return true;
+	}
+	return false;
+}
+
+/* Kept by the filters that only an off-CPU event's end can tell */
+static bool keep_weight(const struct report *rep, const struct event *ev)
+{
+	if (!ev->off_cpu)
+		return true;
+	return ev->ns >= rep->filt.min_ns && (!rep->filt.max_ns || ev->ns <= rep->filt.max_ns);
+}
+
+/* One event with its stack (NULL: it never came, for why) */
+static void show(struct report *rep, struct event *ev, const struct rec *stack, const char *why)
+{
+	struct vsample smp = { ev->name, ev->comm, ev->pid, ev->ts, 1, NULL };
+	char state[4] = { '[', ev->state, ']', '\0' };
+	struct resolved *res;
 	size_t i, k;
 
+	if (hold(rep, ev, stack, why))
+		return;
+	if (!ev->keep || !keep_weight(rep, ev)) {
+		rep->filtered++;
+		return;
+	}
+	if (ev->off_cpu) {
+		rep->n.off_ns += ev->ns;
+		smp.weight = ev->ns;
+		smp.outer = state;
+	}
+	if (!stack) {
+		if (rep->views)
+			views_add_nostack(rep->views, &smp);
+		if (rep->view != VIEW_TEXT)
+			return;
+		printf("%s\n", ev->head);
+		if (ev->off_cpu)
+			printf("    off the CPU %.6f ms, in %c\n", (double)ev->ns / 1e6, ev->state);
+		printf("    (no user stack: %s)\n\n", why);
+		return;
+	}
+	res = xcalloc(stack->nr ? stack->nr : 1, sizeof(*res));
 	for (i = 0; i < stack->nr; i++)
 		res[i].n = symbols_resolve(rep->syms, &stack->frames[i], i > 0, &res[i].lines,
 					   &res[i].why);
-	rep->n.frames += stack->nr;
-	if (stack->lost)
-		rep->n.cut++;
+	if (rep->views) {
+		struct vframe *vf = xcalloc(stack->nr ? stack->nr : 1, sizeof(*vf));
+		const struct named *named;
 
-	for (ev = events; ev; ev = ev->next) {
-		rep->n.with_stack++;
-		if (!ev->keep) {
-			rep->filtered++;
-			continue;
-		}
-		if (rep->views) {
-			struct vframe *vf = xcalloc(stack->nr ? stack->nr : 1, sizeof(*vf));
-			const struct named *named;
-
-			for (i = 0; i < stack->nr; i++) {
-				const struct frame *f = &stack->frames[i];
-
-				vf[i].f = f;
-				vf[i].ret = i > 0;
-				named = map_get(rep->paths, f->ino, f->dev);
-				vf[i].file = named ? named->path : NULL;
-				vf[i].build_id = named ? named->build_id : NULL;
-				vf[i].lines = res[i].lines;
-				vf[i].n = res[i].n;
-			}
-			views_add(rep->views, ev->name, ev->comm, ev->pid, ev->ts, vf, stack->nr,
-				  stack->lost != 0);
-			free(vf);
-		}
-		if (rep->view != VIEW_TEXT)
-			continue;
-		printf("%s\n", ev->head);
 		for (i = 0; i < stack->nr; i++) {
 			const struct frame *f = &stack->frames[i];
 
-			const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
-			const char *obj = named ? strrchr(named->path, '/') : NULL;
-
-			/* each line ends with the frame's shared object, as perf's */
-			obj = obj ? obj + 1 : named ? named->path : NULL;
-			for (k = 0; k < res[i].n; k++) {
-				fputs("    ", stdout);
-				symbols_print(stdout, &res[i].lines[k]);
-				if (obj) {
-					fputs(" [", stdout);
-					fputs(obj, stdout);
-					putchar(']');
-				}
-				putchar('\n');
-			}
-			if (res[i].n)
-				continue;
-			if (f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK ||
-			    f->ino == USTACK_NOT_REG)
-				printf("    <%016" PRIx64 "> (%s)\n", f->off, res[i].why);
-			else
-				printf("    <%016" PRIx64 "> inode %" PRIu64 " dev %u:%u (%s)\n",
-				       f->off, f->ino, KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev),
-				       res[i].why);
+			vf[i].f = f;
+			vf[i].ret = i > 0;
+			named = map_get(rep->paths, f->ino, f->dev);
+			vf[i].file = named ? named->path : NULL;
+			vf[i].build_id = named ? named->build_id : NULL;
+			vf[i].lines = res[i].lines;
+			vf[i].n = res[i].n;
 		}
-		if (stack->lost)
-			printf("    ... %" PRIu64 " more frames were not recorded\n", stack->lost);
-		putchar('\n');
+		views_add(rep->views, &smp, vf, stack->nr, stack->lost != 0);
+		free(vf);
 	}
+	if (rep->view != VIEW_TEXT) {
+		free(res);
+		return;
+	}
+	printf("%s\n", ev->head);
+	if (ev->off_cpu)
+		printf("    off the CPU %.6f ms, in %c\n", (double)ev->ns / 1e6, ev->state);
+	for (i = 0; i < stack->nr; i++) {
+		const struct frame *f = &stack->frames[i];
+		const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
+		const char *obj = named ? strrchr(named->path, '/') : NULL;
+
+		/* each line ends with the frame's shared object, as perf's */
+		obj = obj ? obj + 1 : named ? named->path : NULL;
+		for (k = 0; k < res[i].n; k++) {
+			fputs("    ", stdout);
+			symbols_print(stdout, &res[i].lines[k]);
+			if (obj) {
+				fputs(" [", stdout);
+				fputs(obj, stdout);
+				putchar(']');
+			}
+			putchar('\n');
+		}
+		if (res[i].n)
+			continue;
+		if (f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK ||
+		    f->ino == USTACK_NOT_REG)
+			printf("    <%016" PRIx64 "> (%s)\n", f->off, res[i].why);
+		else
+			printf("    <%016" PRIx64 "> inode %" PRIu64 " dev %u:%u (%s)\n",
+			       f->off, f->ino, KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev),
+			       res[i].why);
+	}
+	if (stack->lost)
+		printf("    ... %" PRIu64 " more frames were not recorded\n", stack->lost);
+	putchar('\n');
 	free(res);
+}
+
+/* The events of a kernel entry, with their stack; each is done with */
+static void print_stack(struct report *rep, const struct rec *stack, struct event *events)
+{
+	struct event *ev, *next;
+
+	for (ev = events; ev; ev = next) {
+		next = ev->next;
+		rep->n.with_stack++;
+		show(rep, ev, stack, NULL);
+		done_with(ev);
+	}
 }
 
 /* An event whose stack never came: the frame [no user stack] in the views */
 static void print_without_stack(struct report *rep, struct event *ev, const char *why)
 {
-	if (!ev->keep) {
-		rep->filtered++;
-		return;
-	}
-	if (rep->views)
-		views_add_nostack(rep->views, ev->name, ev->comm, ev->pid, ev->ts);
-	if (rep->view == VIEW_TEXT) {
-		printf("%s\n    (no user stack: %s)\n\n", ev->head, why);
-	}
+	show(rep, ev, NULL, why);
 }
 
 /* A cookie that no stack will answer */
@@ -274,7 +393,7 @@ static void give_up(struct report *rep, struct waiting *w, const char *why)
 		if (after_loss)
 			rep->n.no_stack_lost++;
 		print_without_stack(rep, ev, after_loss ? "events were lost after its cookie" : why);
-		free_event(ev);
+		done_with(ev);
 	}
 	free(w);
 }
@@ -294,20 +413,76 @@ static struct event *new_event(const struct rec *rec)
 	return ev;
 }
 
+/* --off-cpu: the end of a task's time off the CPU, known or not */
+static void off_finish(struct report *rep, struct event *ev, double ts, bool known)
+{
+	if (known && ts >= ev->ts) {
+		ev->end = OFF_ENDED;
+		ev->ns = (unsigned long)((ts - ev->ts) * 1e9 + 0.5);
+	} else {
+		ev->end = OFF_NO_END;
+	}
+	if (ev->held) {
+		ev->held = false;
+		show(rep, ev, ev->stack, ev->why);
+		free_event(ev);
+	}
+}
+
+static void off_end(struct report *rep, int pid, double ts, bool known)
+{
+	struct event *ev = map_del(rep->off, (uint64_t)pid, 0);
+
+	if (ev)
+		off_finish(rep, ev, ts, known);
+}
+
 static void on_event(struct report *rep, const struct rec *rec)
 {
 	struct event *old = map_del(rep->pending_event, (uint64_t)rec->pid, 0);
+	struct sched_switch sw;
 	struct event *ev;
 
 	rep->n.events++;
 	if (old) {
 		rep->n.no_cookie++;
 		print_without_stack(rep, old, "no cookie: the kernel asked no stack for it");
-		free_event(old);
+		done_with(old);
 	}
 	ev = new_event(rec);
 	ev->keep = passes(&rep->filt, ev);
+	if (rep->off_cpu) {
+		if (strcmp(ev->name, "sched_switch") || !sched_switch_parse(rec->text, &sw)) {
+			/* Not a switch: not a sample of this profile */
+			rep->n.other_events++;
+			ev->keep = false;
+		} else {
+			off_end(rep, sw.next_pid, ev->ts, true);
+			if (sw.prev_pid && sw.prev_pid == rec->pid) {
+				/* A switch out whose switch in was never seen */
+				off_end(rep, sw.prev_pid, 0, false);
+				ev->off_cpu = true;
+				ev->state = sw.state;
+				ev->keep = passes(&rep->filt, ev);
+				rep->n.switches++;
+				map_put(rep->off, (uint64_t)rec->pid, 0, ev);
+			} else {
+				ev->keep = false;
+			}
+		}
+	}
 	map_put(rep->pending_event, (uint64_t)rec->pid, 0, ev);
+}
+
+/* A stack that no cookie waited for: it may answer the task's next one */
+static void drop_early(struct report *rep, int pid)
+{
+	struct rec *s = map_del(rep->early, (uint64_t)pid, 0);
+
+	if (s) {
+		rep->n.stacks_no_cookie++;
+		free_stack_copy(s);
+	}
 }
 
 static void on_cookie(struct report *rep, const struct rec *rec)
@@ -321,6 +496,16 @@ static void on_cookie(struct report *rep, const struct rec *rec)
 	}
 	w = map_get(rep->waiting, rec->cookie, (uint64_t)rec->pid);
 	if (!w) {
+		struct rec *early = map_get(rep->early, (uint64_t)rec->pid, 0);
+
+		/* Its stack came first: walked before the event, in this exit */
+		if (early && early->cookie == rec->cookie) {
+			rep->n.stacks_early++;
+			ev->next = NULL;
+			print_stack(rep, early, ev);
+			return;
+		}
+		drop_early(rep, rec->pid);
 		/* A new kernel entry: the task's previous cookie is answered or lost */
 		prev = map_del(rep->task_cookie, (uint64_t)rec->pid, 0);
 		if (prev) {
@@ -342,19 +527,19 @@ static void on_cookie(struct report *rep, const struct rec *rec)
 static void on_stack(struct report *rep, const struct rec *rec)
 {
 	struct waiting *w = map_del(rep->waiting, rec->cookie, (uint64_t)rec->pid);
-	struct event *ev, *next;
 
 	rep->n.stacks++;
+	rep->n.frames += rec->nr;
+	if (rec->lost)
+		rep->n.cut++;
 	if (!w) {
-		rep->n.stacks_no_cookie++;
+		drop_early(rep, rec->pid);
+		map_put(rep->early, (uint64_t)rec->pid, 0, copy_stack(rec));
 		return;
 	}
 	map_del(rep->task_cookie, (uint64_t)rec->pid, 0);
+	drop_early(rep, rec->pid);
 	print_stack(rep, rec, w->events);
-	for (ev = w->events; ev; ev = next) {
-		next = ev->next;
-		free_event(ev);
-	}
 	free(w);
 }
 
@@ -375,7 +560,25 @@ static void flush_pending(uint64_t a, uint64_t b, void *value, void *ctx)
 	(void)b;
 	rep->n.no_cookie++;
 	print_without_stack(rep, value, "the trace ended before its cookie");
-	free_event(value);
+	done_with(value);
+}
+
+static void flush_early(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+	struct report *rep = ctx;
+
+	(void)a;
+	(void)b;
+	rep->n.stacks_no_cookie++;
+	free_stack_copy(value);
+}
+
+/* The trace ended with the task off the CPU: its end is not known */
+static void flush_off(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+	(void)a;
+	(void)b;
+	off_finish(ctx, value, 0, false);
 }
 
 static void summary(struct report *rep, const char *format)
@@ -405,6 +608,15 @@ static void summary(struct report *rep, const char *format)
 		fprintf(stderr, "ustack: no events were lost\n");
 	if (rep->filtered)
 		fprintf(stderr, "ustack: %lu events were left out by the filters\n", rep->filtered);
+	if (rep->n.stacks_early)
+		fprintf(stderr, "ustack: %lu events came after their stack (walked before them, in "
+			"the same return to user space)\n", rep->n.stacks_early);
+	if (rep->off_cpu)
+		fprintf(stderr, "ustack: --off-cpu: %lu switches off the CPU; %.6f s off the CPU "
+			"in the views; %lu whose switch back in was not seen (the trace ended, or "
+			"events were lost): not weighed; %lu other events, not switches out\n",
+			rep->n.switches, (double)rep->n.off_ns / 1e9, rep->n.no_end,
+			rep->n.other_events);
 }
 
 static double now(void)
@@ -417,8 +629,21 @@ static double now(void)
 
 enum {
 	OPT_BY_EVENT = 256, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME, OPT_PPROF,
-	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE,
+	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE,
 };
+
+/* -m, -M: microseconds, into nanoseconds */
+static unsigned long parse_us(const char *opt, const char *arg)
+{
+	char *end;
+	double us;
+
+	errno = 0;
+	us = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(us) || us < 0 || us > 1e12)
+		die("%s %s: not a time in microseconds", opt, arg);
+	return (unsigned long)(us * 1e3 + 0.5);
+}
 
 static void set_view(struct report *rep, enum view view)
 {
@@ -588,6 +813,8 @@ int cmd_report(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "binaries", required_argument, NULL, 'B' },
 		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "state", required_argument, NULL, OPT_STATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -606,7 +833,7 @@ int cmd_report(int argc, char **argv)
 	int opt, ret;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "fshq", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fshqm:M:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			set_view(&rep, VIEW_FOLDED);
@@ -655,6 +882,20 @@ int cmd_report(int argc, char **argv)
 		case OPT_FORCE:
 			force = true;
 			break;
+		case OPT_OFF_CPU:
+			rep.off_cpu = true;
+			break;
+		case OPT_STATE:
+			if (!states_parse(optarg, rep.filt.states, sizeof(rep.filt.states)))
+				die("--state %s: give states as letters, S,D,R (also I, T, t, X, Z, P, W)",
+				    optarg);
+			break;
+		case 'm':
+			rep.filt.min_ns = parse_us("-m", optarg);
+			break;
+		case 'M':
+			rep.filt.max_ns = parse_us("-M", optarg);
+			break;
 		case 'B':
 			symbols_binaries(optarg);
 			break;
@@ -669,6 +910,10 @@ int cmd_report(int argc, char **argv)
 		path = argv[optind++];
 	if (optind < argc)
 		usage(false);
+	if (!rep.off_cpu && (rep.filt.states[0] || rep.filt.min_ns || rep.filt.max_ns))
+		die("--state, -m and -M go with --off-cpu");
+	if (rep.filt.max_ns && rep.filt.min_ns > rep.filt.max_ns)
+		die("-m is more than -M: no time off the CPU can pass both");
 	if (rep.view == VIEW_TEXT && (flame || pprof))
 		rep.view = VIEW_NONE;
 	outputs[0] = flame;
@@ -677,8 +922,11 @@ int cmd_report(int argc, char **argv)
 	rep.folded = rep.view == VIEW_FOLDED || rep.view == VIEW_BY_EVENT;
 	if (func)
 		func_re = compile_regex(rep.view == VIEW_CALLERS ? "--callers" : "--callees", func);
-	if (rep.view != VIEW_TEXT)
+	if (rep.view != VIEW_TEXT) {
 		rep.views = views_new();
+		if (rep.off_cpu)
+			views_off_cpu(rep.views);
+	}
 	rep.paths = map_new();
 
 	rep.syms = symbols_new();
@@ -687,6 +935,8 @@ int cmd_report(int argc, char **argv)
 	rep.pending_event = map_new();
 	rep.waiting = map_new();
 	rep.task_cookie = map_new();
+	rep.early = map_new();
+	rep.off = map_new();
 	in = input_open(path);
 	if (!quiet)
 		progress_start(path);
@@ -721,6 +971,8 @@ int cmd_report(int argc, char **argv)
 	}
 	map_each(rep.waiting, flush_waiting, &rep);
 	map_each(rep.pending_event, flush_pending, &rep);
+	map_each(rep.early, flush_early, &rep);
+	map_each(rep.off, flush_off, &rep);
 	progress_end();
 	if (rep.views) {
 		/* The views hold copies of the names: libdw's memory goes first */
@@ -768,6 +1020,8 @@ int cmd_report(int argc, char **argv)
 	map_free(rep.waiting, NULL);
 	map_free(rep.pending_event, NULL);
 	map_free(rep.task_cookie, NULL);
+	map_free(rep.early, NULL);
+	map_free(rep.off, NULL);
 	map_free(rep.paths, free_path);
 	if (rep.views)
 		views_free(rep.views);

@@ -270,7 +270,17 @@ struct views *views_new(void)
 
 	v->nostack_loc = special_loc(v, "[no user stack]", VC_NOSTACK);
 	v->cut_loc = special_loc(v, "[cut]", VC_OTHER);
+	v->what = "events";
+	v->sample_type = "events";
+	v->sample_unit = "count";
 	return v;
+}
+
+void views_off_cpu(struct views *v)
+{
+	v->what = "ns off-CPU";
+	v->sample_type = "off-cpu";
+	v->sample_unit = "nanoseconds";
 }
 
 void views_done(struct views *v)
@@ -419,11 +429,12 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 	return id;
 }
 
-static void add_stack(struct views *v, const char *event, const char *comm, int pid, double ts,
-		      const uint32_t *locs, size_t n)
+static void add_stack(struct views *v, const struct vsample *smp, const uint32_t *locs, size_t n)
 {
 	struct key k = { 0 };
-	uint32_t ev = str_id(v, event), cm = str_id(v, comm), id;
+	uint32_t ev = str_id(v, smp->event), cm = str_id(v, smp->comm), id;
+	int pid = smp->pid;
+	double ts = smp->ts;
 	const unsigned char *key;
 	struct vstack *s;
 	bool fresh;
@@ -445,8 +456,8 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 		/* the key's copy, 4-aligned after three 32-bit fields */
 		s->locs = (uint32_t *)(key + 3 * sizeof(uint32_t));
 	}
-	v->stacks[id].count++;
-	v->total++;
+	v->stacks[id].count += smp->weight;
+	v->total += smp->weight;
 	if (!v->have_ts || ts < v->ts_min)
 		v->ts_min = ts;
 	if (!v->have_ts || ts > v->ts_max)
@@ -454,23 +465,29 @@ static void add_stack(struct views *v, const char *event, const char *comm, int 
 	v->have_ts = true;
 }
 
-void views_add(struct views *v, const char *event, const char *comm, int pid, double ts,
-	       const struct vframe *frames, size_t n, bool cut)
+void views_add(struct views *v, const struct vsample *smp, const struct vframe *frames, size_t n,
+	       bool cut)
 {
-	uint32_t *locs = xmalloc((n + 1) * sizeof(*locs));
+	uint32_t *locs = xmalloc((n + 2) * sizeof(*locs));
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		locs[i] = loc_of(v, &frames[i]);
 	if (cut)
-		locs[n++] = v->cut_loc;		/* the outermost */
-	add_stack(v, event, comm, pid, ts, locs, n);
+		locs[n++] = v->cut_loc;		/* the outermost of the stack */
+	if (smp->outer)
+		locs[n++] = special_loc(v, smp->outer, VC_OTHER);
+	add_stack(v, smp, locs, n);
 	free(locs);
 }
 
-void views_add_nostack(struct views *v, const char *event, const char *comm, int pid, double ts)
+void views_add_nostack(struct views *v, const struct vsample *smp)
 {
-	add_stack(v, event, comm, pid, ts, &v->nostack_loc, 1);
+	uint32_t locs[2] = { v->nostack_loc, 0 };
+
+	if (smp->outer)
+		locs[1] = special_loc(v, smp->outer, VC_OTHER);
+	add_stack(v, smp, locs, smp->outer ? 2 : 1);
 }
 
 size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap)
@@ -765,8 +782,8 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 	for (i = 0; i < nrows && (!limit || i < limit); i++)
 		if (v->funcs[rows[i].id].file && strlen(base_name(v->funcs[rows[i].id].file)) > objw)
 			objw = strlen(base_name(v->funcs[rows[i].id].file));
-	fprintf(out, "# %lu events; children: the events whose stack holds the function, "
-		"self: those it is the innermost of\n", v->total);
+	fprintf(out, "# %lu %s; children: the %s whose stack holds the function, "
+		"self: those it is the innermost of\n", v->total, v->what, v->what);
 	fprintf(out, "# %8s %8s %8s %8s  %-*s  function\n", "children", "", "self", "", (int)objw,
 		"shared object");
 	for (i = 0; i < nrows && (!limit || i < limit); i++) {
@@ -857,8 +874,9 @@ int views_neighbours(const struct views *v, FILE *out, const char *pattern,
 	if (nmatch > 1)
 		warnx_("--%s %s: %zu functions match; reported together (^NAME$ for one)",
 		       callees ? "callees" : "callers", pattern, nmatch);
-	fprintf(out, "# %s of %s: in %lu of %lu events (%.2f%%); %% of those %lu events\n",
-		callees ? "callees" : "callers", pattern, with, v->total, pct(with, v->total), with);
+	fprintf(out, "# %s of %s: in %lu of %lu %s (%.2f%%); %% of those %lu %s\n",
+		callees ? "callees" : "callers", pattern, with, v->total, v->what,
+		pct(with, v->total), with, v->what);
 	for (i = 0; i < nf; i++) {
 		if (!is[i])
 			continue;

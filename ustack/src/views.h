@@ -94,7 +94,10 @@ struct views {
 	struct vmapping	*maps;
 	struct vstack	*stacks;
 	size_t		strs_cap, funcs_cap, locs_cap, maps_cap, stacks_cap;
-	unsigned long	total;		/* events */
+	unsigned long	total;		/* events, or what they weigh */
+	/* What a stack's count is: "events" ("events"/"count" in pprof), or
+	 * off-CPU time ("ns off-CPU"; "off-cpu"/"nanoseconds") */
+	const char	*what, *sample_type, *sample_unit;
 	uint32_t	nostack_loc, cut_loc;
 	double		ts_min, ts_max;
 	bool		have_ts;
@@ -103,11 +106,21 @@ struct views {
 
 struct views *views_new(void);
 void views_free(struct views *v);
+/* The stacks weigh nanoseconds off the CPU, not events: before views_add */
+void views_off_cpu(struct views *v);
+/* An event as the views count it */
+struct vsample {
+	const char	*event, *comm;
+	int		pid;
+	double		ts;
+	unsigned long	weight;		/* 1, or nanoseconds off the CPU */
+	const char	*outer;		/* a frame outermost of all ("[S]"), or NULL */
+};
 /* One event with its stack, frames innermost first */
-void views_add(struct views *v, const char *event, const char *comm, int pid, double ts,
-	       const struct vframe *frames, size_t n, bool cut);
+void views_add(struct views *v, const struct vsample *smp, const struct vframe *frames, size_t n,
+	       bool cut);
 /* One event whose stack never came */
-void views_add_nostack(struct views *v, const char *event, const char *comm, int pid, double ts);
+void views_add_nostack(struct views *v, const struct vsample *smp);
 /* The last event is added: the tables' indexes are freed */
 void views_done(struct views *v);
 

@@ -27,6 +27,7 @@
 
 #define OPTION		"options/userstacktrace_delay"
 #define DEFAULT_EVENT	"raw_syscalls:sys_enter"
+#define OFF_CPU_EVENT	"sched:sched_switch"
 #define POLL_NS		100000000L
 #define KILL_AFTER_S	5	/* after the first signal, SIGKILL the command */
 
@@ -82,6 +83,9 @@ static void usage(bool help)
 		"  -a               every user task (but ustack itself); no COMMAND\n"
 		"  -d SECONDS       end the run after this time (decimals allowed)\n"
 		"  -b, --buffer-size KB  the per-CPU ring buffer size of the instance\n"
+		"  --off-cpu        for ustack report --off-cpu: sched:sched_switch asks for the\n"
+		"                   stack of each task that leaves the CPU (with -e, as well as\n"
+		"                   those), and the clock is one that CPUs share (mono)\n"
 		"A COMMAND run ends when it exits.  On SIGINT, SIGTERM or SIGHUP, or at the\n"
 		"end of -d, the command gets SIGINT; it is killed after %d s, or at a second\n"
 		"signal.  With -p or -a the run ends at a signal, at the end of -d, or (-p)\n"
@@ -600,11 +604,13 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	int opt, go = -1, exec_err = -1, status = 0, e;
 	bool all = false, have_cmd, exited = false, ended_by_time = false, targets_exited = false;
+	bool off_cpu = false;
 	pid_t child = -1, watchdog;
 
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "off-cpu", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -636,6 +642,9 @@ int cmd_record(int argc, char **argv)
 			if (!parse_uint(optarg, 1ULL << 32, &buffer_kb) || !buffer_kb)
 				die("--buffer-size: '%s' is not a size in KB", optarg);
 			break;
+		case 'O':
+			off_cpu = true;
+			break;
 		case 'h':
 			usage(true);
 			break;
@@ -652,6 +661,10 @@ int cmd_record(int argc, char **argv)
 	if (!have_cmd && !all && !ntargets) {
 		warnx_("give a command to run, -p PID to attach to a process, or -a");
 		usage(false);
+	}
+	if (off_cpu) {
+		events = xrealloc(events, (nevents + 1) * sizeof(*events));
+		events[nevents++] = OFF_CPU_EVENT;
 	}
 	if (!nevents) {
 		events = xmalloc(sizeof(*events));
@@ -677,6 +690,9 @@ int cmd_record(int argc, char **argv)
 		snprintf(pidbuf, sizeof(pidbuf), "%llu", buffer_kb);
 		write_file("buffer_size_kb", pidbuf, "set the buffer size");
 	}
+	/* A task leaves the CPU on one CPU and comes back on another */
+	if (off_cpu && tracefs_instance_file_write(instance, "trace_clock", "mono") < 0)
+		write_file("trace_clock", "global", "set a clock that CPUs share");
 
 	evsys = xcalloc(nevents, sizeof(*evsys));
 	add_system(&systems, &nsystems, "ftrace");
@@ -713,6 +729,8 @@ int cmd_record(int argc, char **argv)
 	trace_seq_init(&r.seq);
 	r.proc_tried = map_new();
 	fprintf(r.out, "# ustack record:");
+	if (off_cpu)
+		fprintf(r.out, " --off-cpu");
 	if (all)
 		fprintf(r.out, " -a");
 	for (i = 0; i < ntargets; i++)

@@ -327,6 +327,12 @@ static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 	return true;
 }
 
+/* common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40 */
+static char irq_of_flags(int flags)
+{
+	return flags < 0 ? 0 : flags & 0x40 ? 'n' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : 0;
+}
+
 static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 {
 	struct tep_event *ev = tep_find_event_by_record(in->tep, r);
@@ -338,6 +344,7 @@ static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 		return false;
 	}
 	rec->pid = tep_data_pid(in->tep, r);
+	rec->irq = irq_of_flags(tep_data_flags(in->tep, r));
 	snprintf(rec->comm, sizeof(rec->comm), "%s", tep_data_comm_from_pid(in->tep, rec->pid));
 	snprintf(rec->ts, sizeof(rec->ts), "%llu.%09llu", r->ts / 1000000000ULL,
 		 r->ts % 1000000000ULL);
@@ -595,9 +602,14 @@ static bool try_head(const char *line, const char *cpu, const char *close,
 	while (*tok == ' ')
 		tok++;
 	tok_end = token_end(tok);
+	rec->irq = 0;
 	if (!is_timestamp(tok, tok_end)) {
 		if (tok_end == tok || tok_end - tok > 8 || memchr(tok, ':', (size_t)(tok_end - tok)))
 			return false;
+		/* irqs-off, need-resched, then hardirq/softirq: h H, s, z Z (NMI) */
+		if (tok_end - tok >= 3)
+			rec->irq = tok[2] == 'h' || tok[2] == 'H' ? 'h' : tok[2] == 's' ? 's' :
+				   tok[2] == 'z' || tok[2] == 'Z' ? 'n' : 0;
 		tok = tok_end;
 		while (*tok == ' ')
 			tok++;

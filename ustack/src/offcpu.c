@@ -4,6 +4,8 @@
  * text that the kernel's print format gives it (the same for tracefs's
  * text and for trace.dat, whose records libtraceevent prints):
  *   prev_comm=C prev_pid=N prev_prio=N prev_state=S[+] ==> next_comm=C next_pid=N next_prio=N
+ * and what a sched_waking record says of the task it wakes:
+ *   comm=C pid=N prio=N target_cpu=N
  * A comm may hold spaces and '=', so the fields are found from the right.
  */
 #include <errno.h>
@@ -60,6 +62,18 @@ bool sched_switch_parse(const char *text, struct sched_switch *sw)
 	/* "R+": preempted while runnable; "S", "D", "I", "T"... */
 	sw->state = state < next && *state != ' ' ? *state : '?';
 	return true;
+}
+
+bool sched_waking_parse(const char *text, int *pid)
+{
+	const char *end, *prio, *p;
+
+	if (strncmp(text, "sched_waking: comm=", 19))
+		return false;
+	end = text + strlen(text);
+	prio = rfind(text, end, " prio=");
+	p = prio ? rfind(text, prio, " pid=") : NULL;
+	return p && parse_int(p + 5, pid);
 }
 
 bool states_parse(const char *arg, char *states, size_t size)

@@ -13,6 +13,8 @@ struct sched_switch {
 
 /* text: "sched_switch: prev_comm=..."; false when it is not one */
 bool sched_switch_parse(const char *text, struct sched_switch *sw);
+/* "sched_waking: comm=C pid=N prio=N target_cpu=N": the woken task's pid */
+bool sched_waking_parse(const char *text, int *pid);
 /* --state S,D,R: the letters, in states; false when arg is not such a list */
 bool states_parse(const char *arg, char *states, size_t size);
 

@@ -28,6 +28,7 @@
 #define OPTION		"options/userstacktrace_delay"
 #define DEFAULT_EVENT	"raw_syscalls:sys_enter"
 #define OFF_CPU_EVENT	"sched:sched_switch"
+#define WAKER_EVENT	"sched:sched_waking"
 #define POLL_NS		100000000L
 #define KILL_AFTER_S	5	/* after the first signal, SIGKILL the command */
 
@@ -86,6 +87,8 @@ static void usage(bool help)
 		"  --off-cpu        for ustack report --off-cpu: sched:sched_switch asks for the\n"
 		"                   stack of each task that leaves the CPU (with -e, as well as\n"
 		"                   those), and the clock is one that CPUs share (mono)\n"
+		"  --wakers         --off-cpu, and sched:sched_waking asks for the stack of the\n"
+		"                   task that wakes another (for ustack report --wakers)\n"
 		"A COMMAND run ends when it exits.  On SIGINT, SIGTERM or SIGHUP, or at the\n"
 		"end of -d, the command gets SIGINT; it is killed after %d s, or at a second\n"
 		"signal.  With -p or -a the run ends at a signal, at the end of -d, or (-p)\n"
@@ -236,8 +239,17 @@ static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 	}
 	unsigned long long sec = rec->ts / 1000000000ULL;
 	unsigned long long usec = rec->ts % 1000000000ULL / 1000;
+	int flags = tep_data_flags(r->tep, rec), depth = tep_data_preempt_count(r->tep, rec);
 
-	fprintf(r->out, "%16s-%-7d [%03d] %5llu.%06llu: ", comm, pid, rec->cpu, sec, usec);
+	/* The latency flags as trace_pipe prints them: irqs-off, need-resched,
+	 * hardirq/softirq/NMI, preempt depth (TRACE_FLAG_* of common_flags) */
+	if (flags < 0)
+		flags = 0;
+	fprintf(r->out, "%16s-%-7d [%03d] %c%c%c%c. %5llu.%06llu: ", comm, pid, rec->cpu,
+		flags & 0x01 ? 'd' : '.', flags & 0x04 ? 'N' : '.',
+		flags & 0x40 ? (flags & 0x08 ? 'Z' : 'z') :
+		(flags & 0x08) && (flags & 0x10) ? 'H' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : '.',
+		depth > 0 ? "0123456789abcdef"[depth & 15] : '.', sec, usec);
 }
 
 static uint64_t val(struct tep_event *ev, const char *name,
@@ -604,13 +616,14 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	int opt, go = -1, exec_err = -1, status = 0, e;
 	bool all = false, have_cmd, exited = false, ended_by_time = false, targets_exited = false;
-	bool off_cpu = false;
+	bool off_cpu = false, wakers = false;
 	pid_t child = -1, watchdog;
 
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "off-cpu", no_argument, NULL, 'O' },
+		{ "wakers", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -645,6 +658,9 @@ int cmd_record(int argc, char **argv)
 		case 'O':
 			off_cpu = true;
 			break;
+		case 'W':
+			off_cpu = wakers = true;
+			break;
 		case 'h':
 			usage(true);
 			break;
@@ -663,8 +679,10 @@ int cmd_record(int argc, char **argv)
 		usage(false);
 	}
 	if (off_cpu) {
-		events = xrealloc(events, (nevents + 1) * sizeof(*events));
+		events = xrealloc(events, (nevents + 2) * sizeof(*events));
 		events[nevents++] = OFF_CPU_EVENT;
+		if (wakers)
+			events[nevents++] = WAKER_EVENT;
 	}
 	if (!nevents) {
 		events = xmalloc(sizeof(*events));
@@ -730,7 +748,7 @@ int cmd_record(int argc, char **argv)
 	r.proc_tried = map_new();
 	fprintf(r.out, "# ustack record:");
 	if (off_cpu)
-		fprintf(r.out, " --off-cpu");
+		fprintf(r.out, wakers ? " --wakers" : " --off-cpu");
 	if (all)
 		fprintf(r.out, " -a");
 	for (i = 0; i < ntargets; i++)

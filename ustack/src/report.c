@@ -22,6 +22,13 @@
  * after it (the case above), or never (the trace ended, events were
  * lost): such an event is held, with a copy of its stack, until then.  A
  * task is off the CPU once at a time, so memory stays bounded still.
+ *
+ * --wakers: a sched_waking, in the waker's context, names the task it
+ * wakes; that task's next switch in takes the latest such wakeup.  The
+ * waker is an interrupt when the record's flags say so (its task is then
+ * whatever was interrupted, and its stack is not the waker's), a kernel
+ * thread when no cookie follows, else a user task, whose stack comes with
+ * its cookie: the woken task's switch out is held until then too.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,6 +44,16 @@
 #include "offcpu.h"
 #include "ustack.h"
 #include "views.h"
+
+/* --wakers: a task's latest wakeup, until its switch in takes it */
+struct wake {
+	int		refs;		/* its sched_waking event, and a map or a sample */
+	double		ts;
+	char		name[72];	/* [hardirq], [softirq], [nmi], or the waker's comm-pid */
+	bool		settled;	/* the waker's stack is known, or known to be none */
+	struct rec	*stack;		/* settled: a copy of the waker's stack, or NULL */
+	struct event	*sample;	/* the switch out it ended, held for it */
+};
 
 struct event {
 	struct event	*next;
@@ -54,6 +71,9 @@ struct event {
 	bool		held;		/* shown before its end: waits for it */
 	struct rec	*stack;		/* held: a copy of its stack, or NULL */
 	const char	*why;		/* held without a stack: why it has none */
+	struct wake	*woken;		/* --wakers, a switch out: what woke it, or NULL */
+	struct wake	*wakes;		/* a sched_waking of a user task: its stack settles it */
+	bool		waking;		/* a sched_waking: never a sample */
 };
 
 /* What report writes on standard output */
@@ -105,8 +125,9 @@ struct report {
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
 	struct map	*early;		/* pid -> its last stack without a cookie (a copy) */
-	bool		off_cpu;
+	bool		off_cpu, wakers;
 	struct map	*off;		/* pid -> its event OFF_OPEN, off the CPU now */
+	struct map	*wakes;		/* pid -> struct wake: its latest wakeup */
 	unsigned long	losses;		/* REC_LOST records */
 	struct symbols_stats symstats;	/* kept when the symbols are freed early */
 	struct {
@@ -114,7 +135,7 @@ struct report {
 		unsigned long stacks, stacks_no_cookie, cookies_no_event, frames, cut;
 		unsigned long stacks_early;	/* joined to a cookie that came after */
 		uint64_t lost, lost_unknown;
-		unsigned long switches, no_end, other_events;
+		unsigned long switches, no_end, other_events, wakeups, woken;
 		uint64_t off_ns;
 	} n;
 };
@@ -150,6 +171,10 @@ static void usage(bool help)
 		"              for the state it left in ([S], [D], [R]...); every view\n"
 		"  --state S,D,R  only switches out in these states\n"
 		"  -m US, -M US   only times off the CPU of at least, at most, US microseconds\n"
+		"  --wakers    (with --off-cpu; a trace of ustack record --wakers) what woke each\n"
+		"              task, outermost of all: its stack after a frame \"--\", from the\n"
+		"              wakeup out to the waker, [hardirq] or [softirq] for an interrupt,\n"
+		"              or the kernel thread's name\n"
 		"  --stats   time, throughput and peak memory, on standard error\n"
 		"  -q, --quiet  no summary or progress on standard error, only errors\n"
 		"  --binaries DIR  symbolise from DIR (binaries and debug files copied from\n"
@@ -185,8 +210,20 @@ static struct rec *copy_stack(const struct rec *stack)
 	return s;
 }
 
+static void wake_put(struct wake *w)
+{
+	if (w && !--w->refs) {
+		free_stack_copy(w->stack);
+		free(w);
+	}
+}
+
 static void free_event(struct event *ev)
 {
+	if (ev->woken && ev->woken->sample == ev)
+		ev->woken->sample = NULL;
+	wake_put(ev->woken);
+	wake_put(ev->wakes);
 	free_stack_copy(ev->stack);
 	free(ev->head);
 	free(ev->name);
@@ -249,17 +286,47 @@ static bool hold(struct report *rep, struct event *ev, const struct rec *stack, 
 {
 	if (!ev->off_cpu)
 		return false;
-	if (ev->end == OFF_OPEN) {
-		ev->held = true;
-		ev->stack = stack ? copy_stack(stack) : NULL;
-		ev->why = why;
-		return true;
-	}
 	if (ev->end == OFF_NO_END) {
 		rep->n.no_end++;
 		return true;
 	}
-	return false;
+	/* Its end, or the stack of what woke it, is still to come */
+	if (ev->end == OFF_ENDED && (!ev->woken || ev->woken->settled))
+		return false;
+	if (ev->woken)
+		ev->woken->sample = ev;
+	ev->held = true;
+	if (stack != ev->stack) {
+		free_stack_copy(ev->stack);
+		ev->stack = stack ? copy_stack(stack) : NULL;
+	}
+	ev->why = why;
+	return true;
+}
+
+static void show(struct report *rep, struct event *ev, const struct rec *stack, const char *why);
+
+/* A held event, shown again: it may be done with now */
+static void unhold(struct report *rep, struct event *ev)
+{
+	ev->held = false;
+	show(rep, ev, ev->stack, ev->why);
+	if (!ev->held)
+		free_event(ev);
+}
+
+/* The waker's stack is known (NULL: it has none): the switch out it woke may go */
+static void settle(struct report *rep, struct wake *w, const struct rec *stack)
+{
+	struct event *sample = w->sample;
+
+	if (w->settled)
+		return;
+	w->settled = true;
+	w->stack = stack ? copy_stack(stack) : NULL;
+	w->sample = NULL;
+	if (sample && sample->held)
+		unhold(rep, sample);
 }
 
 /* Kept by the filters that only an off-CPU event's end can tell */
@@ -270,65 +337,11 @@ static bool keep_weight(const struct report *rep, const struct event *ev)
 	return ev->ns >= rep->filt.min_ns && (!rep->filt.max_ns || ev->ns <= rep->filt.max_ns);
 }
 
-/* One event with its stack (NULL: it never came, for why) */
-static void show(struct report *rep, struct event *ev, const struct rec *stack, const char *why)
+/* The frames of a stack, as the default view prints them */
+static void print_frames(struct report *rep, const struct rec *stack, const struct resolved *res)
 {
-	struct vsample smp = { ev->name, ev->comm, ev->pid, ev->ts, 1, NULL };
-	char state[4] = { '[', ev->state, ']', '\0' };
-	struct resolved *res;
 	size_t i, k;
 
-	if (hold(rep, ev, stack, why))
-		return;
-	if (!ev->keep || !keep_weight(rep, ev)) {
-		rep->filtered++;
-		return;
-	}
-	if (ev->off_cpu) {
-		rep->n.off_ns += ev->ns;
-		smp.weight = ev->ns;
-		smp.outer = state;
-	}
-	if (!stack) {
-		if (rep->views)
-			views_add_nostack(rep->views, &smp);
-		if (rep->view != VIEW_TEXT)
-			return;
-		printf("%s\n", ev->head);
-		if (ev->off_cpu)
-			printf("    off the CPU %.6f ms, in %c\n", (double)ev->ns / 1e6, ev->state);
-		printf("    (no user stack: %s)\n\n", why);
-		return;
-	}
-	res = xcalloc(stack->nr ? stack->nr : 1, sizeof(*res));
-	for (i = 0; i < stack->nr; i++)
-		res[i].n = symbols_resolve(rep->syms, &stack->frames[i], i > 0, &res[i].lines,
-					   &res[i].why);
-	if (rep->views) {
-		struct vframe *vf = xcalloc(stack->nr ? stack->nr : 1, sizeof(*vf));
-		const struct named *named;
-
-		for (i = 0; i < stack->nr; i++) {
-			const struct frame *f = &stack->frames[i];
-
-			vf[i].f = f;
-			vf[i].ret = i > 0;
-			named = map_get(rep->paths, f->ino, f->dev);
-			vf[i].file = named ? named->path : NULL;
-			vf[i].build_id = named ? named->build_id : NULL;
-			vf[i].lines = res[i].lines;
-			vf[i].n = res[i].n;
-		}
-		views_add(rep->views, &smp, vf, stack->nr, stack->lost != 0);
-		free(vf);
-	}
-	if (rep->view != VIEW_TEXT) {
-		free(res);
-		return;
-	}
-	printf("%s\n", ev->head);
-	if (ev->off_cpu)
-		printf("    off the CPU %.6f ms, in %c\n", (double)ev->ns / 1e6, ev->state);
 	for (i = 0; i < stack->nr; i++) {
 		const struct frame *f = &stack->frames[i];
 		const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
@@ -358,8 +371,95 @@ static void show(struct report *rep, struct event *ev, const struct rec *stack, 
 	}
 	if (stack->lost)
 		printf("    ... %" PRIu64 " more frames were not recorded\n", stack->lost);
-	putchar('\n');
-	free(res);
+}
+
+/* A stack's frames symbolised, and as the views take them; free both */
+static struct resolved *resolve(struct report *rep, const struct rec *stack, struct vframe **vf)
+{
+	struct resolved *res = xcalloc(stack->nr ? stack->nr : 1, sizeof(*res));
+	const struct named *named;
+	size_t i;
+
+	for (i = 0; i < stack->nr; i++)
+		res[i].n = symbols_resolve(rep->syms, &stack->frames[i], i > 0, &res[i].lines,
+					   &res[i].why);
+	*vf = xcalloc(stack->nr ? stack->nr : 1, sizeof(**vf));
+	for (i = 0; i < stack->nr; i++) {
+		const struct frame *f = &stack->frames[i];
+
+		(*vf)[i].f = f;
+		(*vf)[i].ret = i > 0;
+		named = map_get(rep->paths, f->ino, f->dev);
+		(*vf)[i].file = named ? named->path : NULL;
+		(*vf)[i].build_id = named ? named->build_id : NULL;
+		(*vf)[i].lines = res[i].lines;
+		(*vf)[i].n = res[i].n;
+	}
+	return res;
+}
+
+/* One event with its stack (NULL: it never came, for why) */
+static void show(struct report *rep, struct event *ev, const struct rec *stack, const char *why)
+{
+	struct vsample smp = { ev->name, ev->comm, ev->pid, ev->ts, 1, NULL, NULL, NULL, 0 };
+	char state[4] = { '[', ev->state, ']', '\0' };
+	struct resolved *res, *wres = NULL;
+	struct vframe *vf, *wvf = NULL;
+	const struct wake *woken = ev->woken;
+
+	if (ev->waking) {
+		/* Not a sample: what it woke may wait for its stack */
+		if (ev->wakes)
+			settle(rep, ev->wakes, stack);
+		return;
+	}
+	if (hold(rep, ev, stack, why))
+		return;
+	if (!ev->keep || !keep_weight(rep, ev)) {
+		rep->filtered++;
+		return;
+	}
+	if (ev->off_cpu) {
+		rep->n.off_ns += ev->ns;
+		smp.weight = ev->ns;
+		smp.outer = state;
+	}
+	if (woken) {
+		rep->n.woken++;
+		smp.waker = woken->name;
+		if (woken->stack) {
+			wres = resolve(rep, woken->stack, &wvf);
+			smp.waker_frames = wvf;
+			smp.nwaker = woken->stack->nr;
+		}
+	}
+	res = stack ? resolve(rep, stack, &vf) : NULL;
+	if (rep->views && stack)
+		views_add(rep->views, &smp, vf, stack->nr, stack->lost != 0);
+	else if (rep->views)
+		views_add_nostack(rep->views, &smp);
+	if (rep->view == VIEW_TEXT) {
+		printf("%s\n", ev->head);
+		if (ev->off_cpu)
+			printf("    off the CPU %.6f ms, in %c\n", (double)ev->ns / 1e6, ev->state);
+		if (stack)
+			print_frames(rep, stack, res);
+		else
+			printf("    (no user stack: %s)\n", why);
+		if (woken) {
+			printf("    woken by %s%s\n", woken->name,
+			       woken->stack || woken->name[0] == '[' ? "" : " (no user stack)");
+			if (woken->stack)
+				print_frames(rep, woken->stack, wres);
+		}
+		putchar('\n');
+	}
+	if (stack) {
+		free(res);
+		free(vf);
+	}
+	free(wres);
+	free(wvf);
 }
 
 /* The events of a kernel entry, with their stack; each is done with */
@@ -422,19 +522,48 @@ static void off_finish(struct report *rep, struct event *ev, double ts, bool kno
 	} else {
 		ev->end = OFF_NO_END;
 	}
-	if (ev->held) {
-		ev->held = false;
-		show(rep, ev, ev->stack, ev->why);
-		free_event(ev);
-	}
+	if (ev->held)
+		unhold(rep, ev);
 }
 
 static void off_end(struct report *rep, int pid, double ts, bool known)
 {
 	struct event *ev = map_del(rep->off, (uint64_t)pid, 0);
+	struct wake *w;
 
-	if (ev)
-		off_finish(rep, ev, ts, known);
+	if (!ev)
+		return;
+	/* Back on: what woke it since it left, if anything did */
+	w = known ? map_del(rep->wakes, (uint64_t)pid, 0) : NULL;
+	if (w && w->ts >= ev->ts)
+		ev->woken = w;
+	else
+		wake_put(w);
+	off_finish(rep, ev, ts, known);
+}
+
+/* A sched_waking: the task it wakes keeps it until its switch in */
+static void on_waking(struct report *rep, struct event *ev, const struct rec *rec, int wakee)
+{
+	static const char *const irqs[] = { ['h'] = "[hardirq]", ['s'] = "[softirq]", ['n'] = "[nmi]" };
+	struct wake *w = xcalloc(1, sizeof(*w));
+
+	rep->n.wakeups++;
+	ev->waking = true;
+	ev->keep = false;
+	w->refs = 1;
+	w->ts = ev->ts;
+	if (rec->irq) {
+		/* Not the interrupted task's doing, nor its stack */
+		snprintf(w->name, sizeof(w->name), "%s", irqs[(unsigned char)rec->irq]);
+		w->settled = true;
+	} else {
+		snprintf(w->name, sizeof(w->name), "%s-%d", rec->comm, rec->pid);
+		ev->wakes = w;
+		w->refs++;
+	}
+	wake_put(map_del(rep->wakes, (uint64_t)wakee, 0));
+	map_put(rep->wakes, (uint64_t)wakee, 0, w);
 }
 
 static void on_event(struct report *rep, const struct rec *rec)
@@ -442,6 +571,7 @@ static void on_event(struct report *rep, const struct rec *rec)
 	struct event *old = map_del(rep->pending_event, (uint64_t)rec->pid, 0);
 	struct sched_switch sw;
 	struct event *ev;
+	int wakee;
 
 	rep->n.events++;
 	if (old) {
@@ -451,7 +581,9 @@ static void on_event(struct report *rep, const struct rec *rec)
 	}
 	ev = new_event(rec);
 	ev->keep = passes(&rep->filt, ev);
-	if (rep->off_cpu) {
+	if (rep->wakers && !strcmp(ev->name, "sched_waking") && sched_waking_parse(rec->text, &wakee)) {
+		on_waking(rep, ev, rec, wakee);
+	} else if (rep->off_cpu) {
 		if (strcmp(ev->name, "sched_switch") || !sched_switch_parse(rec->text, &sw)) {
 			/* Not a switch: not a sample of this profile */
 			rep->n.other_events++;
@@ -573,6 +705,14 @@ static void flush_early(uint64_t a, uint64_t b, void *value, void *ctx)
 	free_stack_copy(value);
 }
 
+static void flush_wake(uint64_t a, uint64_t b, void *value, void *ctx)
+{
+	(void)a;
+	(void)b;
+	(void)ctx;
+	wake_put(value);
+}
+
 /* The trace ended with the task off the CPU: its end is not known */
 static void flush_off(uint64_t a, uint64_t b, void *value, void *ctx)
 {
@@ -617,6 +757,9 @@ static void summary(struct report *rep, const char *format)
 			"events were lost): not weighed; %lu other events, not switches out\n",
 			rep->n.switches, (double)rep->n.off_ns / 1e9, rep->n.no_end,
 			rep->n.other_events);
+	if (rep->wakers)
+		fprintf(stderr, "ustack: --wakers: %lu wakeups; %lu switches out in the views "
+			"with what woke them\n", rep->n.wakeups, rep->n.woken);
 }
 
 static double now(void)
@@ -629,7 +772,7 @@ static double now(void)
 
 enum {
 	OPT_BY_EVENT = 256, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME, OPT_PPROF,
-	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE,
+	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE, OPT_WAKERS,
 };
 
 /* -m, -M: microseconds, into nanoseconds */
@@ -815,6 +958,7 @@ int cmd_report(int argc, char **argv)
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "wakers", no_argument, NULL, OPT_WAKERS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -885,6 +1029,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_OFF_CPU:
 			rep.off_cpu = true;
 			break;
+		case OPT_WAKERS:
+			rep.wakers = true;
+			break;
 		case OPT_STATE:
 			if (!states_parse(optarg, rep.filt.states, sizeof(rep.filt.states)))
 				die("--state %s: give states as letters, S,D,R (also I, T, t, X, Z, P, W)",
@@ -910,8 +1057,8 @@ int cmd_report(int argc, char **argv)
 		path = argv[optind++];
 	if (optind < argc)
 		usage(false);
-	if (!rep.off_cpu && (rep.filt.states[0] || rep.filt.min_ns || rep.filt.max_ns))
-		die("--state, -m and -M go with --off-cpu");
+	if (!rep.off_cpu && (rep.filt.states[0] || rep.filt.min_ns || rep.filt.max_ns || rep.wakers))
+		die("--state, -m, -M and --wakers go with --off-cpu");
 	if (rep.filt.max_ns && rep.filt.min_ns > rep.filt.max_ns)
 		die("-m is more than -M: no time off the CPU can pass both");
 	if (rep.view == VIEW_TEXT && (flame || pprof))
@@ -937,6 +1084,7 @@ int cmd_report(int argc, char **argv)
 	rep.task_cookie = map_new();
 	rep.early = map_new();
 	rep.off = map_new();
+	rep.wakes = map_new();
 	in = input_open(path);
 	if (!quiet)
 		progress_start(path);
@@ -973,6 +1121,7 @@ int cmd_report(int argc, char **argv)
 	map_each(rep.pending_event, flush_pending, &rep);
 	map_each(rep.early, flush_early, &rep);
 	map_each(rep.off, flush_off, &rep);
+	map_each(rep.wakes, flush_wake, NULL);
 	progress_end();
 	if (rep.views) {
 		/* The views hold copies of the names: libdw's memory goes first */
@@ -1022,6 +1171,7 @@ int cmd_report(int argc, char **argv)
 	map_free(rep.task_cookie, NULL);
 	map_free(rep.early, NULL);
 	map_free(rep.off, NULL);
+	map_free(rep.wakes, NULL);
 	map_free(rep.paths, free_path);
 	if (rep.views)
 		views_free(rep.views);

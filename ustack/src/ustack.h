@@ -66,6 +66,9 @@ struct rec {
 	int		pid;
 	char		comm[64];
 	char		ts[32];		/* as printed: seconds.fraction */
+	/* The context the record was written in, from its flags: 'h' a hard
+	 * interrupt, 's' a soft one, 'n' an NMI; 0 the task (or not known) */
+	char		irq;
 	const char	*text;		/* REC_EVENT: "name: details" */
 	/* REC_EVENT: the name of its format (sys_enter_openat), whatever
 	 * the text printed (sys_openat(...)) */

@@ -465,29 +465,44 @@ static void add_stack(struct views *v, const struct vsample *smp, const uint32_t
 	v->have_ts = true;
 }
 
+/* A sample's stack: the waker's part, its own locations, its outer frame */
+static void add_sample(struct views *v, const struct vsample *smp, const uint32_t *own, size_t n)
+{
+	uint32_t *locs = xmalloc((n + smp->nwaker + 3) * sizeof(*locs));
+	size_t i, k = 0;
+
+	/* the waker, its outermost frame ... its innermost, "--", then its own */
+	if (smp->waker) {
+		locs[k++] = special_loc(v, smp->waker, VC_OTHER);
+		for (i = smp->nwaker; i-- > 0;)
+			locs[k++] = loc_of(v, &smp->waker_frames[i]);
+		locs[k++] = special_loc(v, "--", VC_OTHER);
+	}
+	memcpy(locs + k, own, n * sizeof(*own));
+	k += n;
+	if (smp->outer)
+		locs[k++] = special_loc(v, smp->outer, VC_OTHER);
+	add_stack(v, smp, locs, k);
+	free(locs);
+}
+
 void views_add(struct views *v, const struct vsample *smp, const struct vframe *frames, size_t n,
 	       bool cut)
 {
-	uint32_t *locs = xmalloc((n + 2) * sizeof(*locs));
+	uint32_t *locs = xmalloc((n + 1) * sizeof(*locs));
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		locs[i] = loc_of(v, &frames[i]);
 	if (cut)
 		locs[n++] = v->cut_loc;		/* the outermost of the stack */
-	if (smp->outer)
-		locs[n++] = special_loc(v, smp->outer, VC_OTHER);
-	add_stack(v, smp, locs, n);
+	add_sample(v, smp, locs, n);
 	free(locs);
 }
 
 void views_add_nostack(struct views *v, const struct vsample *smp)
 {
-	uint32_t locs[2] = { v->nostack_loc, 0 };
-
-	if (smp->outer)
-		locs[1] = special_loc(v, smp->outer, VC_OTHER);
-	add_stack(v, smp, locs, smp->outer ? 2 : 1);
+	add_sample(v, smp, &v->nostack_loc, 1);
 }
 
 size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap)

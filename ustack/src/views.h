@@ -115,6 +115,11 @@ struct vsample {
 	double		ts;
 	unsigned long	weight;		/* 1, or nanoseconds off the CPU */
 	const char	*outer;		/* a frame outermost of all ("[S]"), or NULL */
+	/* --wakers: what woke the task, innermost of all: its stack, innermost
+	 * first (shown from it out, after a frame "--"), and a name for it */
+	const char	*waker;		/* its comm, [hardirq], [softirq]..., or NULL */
+	const struct vframe *waker_frames;
+	size_t		nwaker;
 };
 /* One event with its stack, frames innermost first */
 void views_add(struct views *v, const struct vsample *smp, const struct vframe *frames, size_t n,

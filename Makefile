@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all deps source tree export status kernel ustack run test test-debug test-mutations stress bench bench-kernel bench-ustack help
+.PHONY: all deps source tree export status kernel ustack run test test-debug test-mutations stress bench bench-kernel bench-ustack bench-offcpu help
 
 all: help
 
@@ -41,7 +41,7 @@ run: kernel ustack
 test: deps
 	@$(S)/test
 
-bench: bench-kernel bench-ustack
+bench: bench-kernel bench-ustack bench-offcpu
 
 # The kernel's cost of a stack, beside perf, in the VM (about 25 min)
 bench-kernel: kernel
@@ -49,6 +49,10 @@ bench-kernel: kernel
 
 bench-ustack: ustack
 	@ustack/tests/bench
+
+# The switch rate of a pipe ping-pong, untraced and traced off-CPU (about 5 min)
+bench-offcpu: kernel
+	@bench/offcpu
 
 test-debug: deps ustack
 	@$(MAKE) -s -C stress

@@ -385,7 +385,7 @@ static const char PAGE_JS[] =
 " leftN=0;leftW=0;if(zoomed.v)draw(frag,zoomed,0,W/zoomed.v);fg.appendChild(frag);\n"
 " lo.textContent='left out: '+leftN+' frame'+(leftN==1?'':'s')+' (narrower than '+MINW+' px'+\n"
 "  (KEEP>1?', or in '+(OFFCPU?'less':'fewer')+' than '+evs(KEEP)+': not in the file':'')+'), holding '+\n"
-"  leftW+' of the '+evs(zoomed.v)+' in view ('+pct(leftW,zoomed.v)+'%)';\n"
+"  (OFFCPU?evs(leftW):leftW)+' of the '+evs(zoomed.v)+' in view ('+pct(leftW,zoomed.v)+'%)';\n"
 " document.getElementById('zoom').textContent=zoomed===root?'':'zoomed to '+label(zoomed);\n"
 " document.body.dataset.frames=drawn.length;document.body.dataset.drawMs=(performance.now()-t0).toFixed(1);}\n"
 "function zoom(n){zoomed=n;render();}\n"

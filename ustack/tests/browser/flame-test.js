@@ -392,6 +392,38 @@ async function inlined(browser, c) {
 	await page.close();
 }
 
+// An off-CPU graph (--off-cpu --wakers): widths are shares of the time
+// off the CPU, and the page says it counts time, not events
+async function offcpu(browser, c) {
+	const root = foldedTree(fs.readFileSync(c.folded, 'utf8'));
+	const label = c.label;
+	const { page, outside, errors } = await load(browser, c.html);
+	await page.screenshot({ path: c.shot, fullPage: true });
+	check(`${label}: the page loads without a script error, and asks for nothing outside the file`,
+	      errors.length === 0 && outside.length === 0, `errors ${errors.join('; ')}; requests ${outside.join(' ')}`);
+	const W = await page.$eval('#fg', (e) => e.clientWidth);
+	const drawn = (await frames(page)).filter((f) => !f.above);
+	const bad = [];
+	for (const f of drawn) {
+		const t = find(root, f.path);
+		const w = t ? t.count * W / root.count : -1;
+		if (!t || Math.abs(f.width - w) > TOL || f.count !== t.count)
+			bad.push(`${f.path}: ${f.count} ns, ${f.width.toFixed(2)}px, want ${t ? t.count : 'none'} and ${w.toFixed(2)}`);
+	}
+	check(`${label}: each of the ${drawn.length} frames drawn is its share of the ${root.count} ns off the CPU (to ${TOL}px)`,
+	      drawn.length > 1 && bad.length === 0, bad.slice(0, 4).join('; '));
+	const waker = drawn.filter((f) => f.name === '--').sort((a, b) => b.width - a.width)[0];
+	let tip = '';
+	if (waker) {
+		await page.mouse.move(waker.left + Math.min(waker.width / 2, 5), waker.top + 5);
+		tip = await page.$eval('#tip', (e) => e.textContent);
+	}
+	const title = await page.title();
+	check(`${label}: the title counts ns off-CPU, and hovering a waker's "--" says its ms off-CPU`,
+	      /ns off-CPU/.test(title) && / ms off-CPU, [0-9.]+%\)/.test(tip), `title "${title}", tip "${tip}"`);
+	await page.close();
+}
+
 (async () => {
 	const browser = await puppeteer.launch({
 		executablePath: chromium,
@@ -399,9 +431,12 @@ async function inlined(browser, c) {
 		args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 	});
 	try {
-		await fixture(browser, config.fixture);
-		for (const c of config.large)
+		if (config.fixture)
+			await fixture(browser, config.fixture);
+		for (const c of config.large || [])
 			await large(browser, c);
+		if (config.offcpu)
+			await offcpu(browser, config.offcpu);
 		if (config.inlined)
 			await inlined(browser, config.inlined);
 	} catch (e) {

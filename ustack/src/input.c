@@ -345,6 +345,7 @@ static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 	}
 	rec->pid = tep_data_pid(in->tep, r);
 	rec->irq = irq_of_flags(tep_data_flags(in->tep, r));
+	rec->flags = true;
 	snprintf(rec->comm, sizeof(rec->comm), "%s", tep_data_comm_from_pid(in->tep, rec->pid));
 	snprintf(rec->ts, sizeof(rec->ts), "%llu.%09llu", r->ts / 1000000000ULL,
 		 r->ts % 1000000000ULL);
@@ -603,11 +604,13 @@ static bool try_head(const char *line, const char *cpu, const char *close,
 		tok++;
 	tok_end = token_end(tok);
 	rec->irq = 0;
+	rec->flags = false;
 	if (!is_timestamp(tok, tok_end)) {
 		if (tok_end == tok || tok_end - tok > 8 || memchr(tok, ':', (size_t)(tok_end - tok)))
 			return false;
 		/* irqs-off, need-resched, then hardirq/softirq: h H, s, z Z (NMI) */
-		if (tok_end - tok >= 3)
+		rec->flags = tok_end - tok >= 3;
+		if (rec->flags)
 			rec->irq = tok[2] == 'h' || tok[2] == 'H' ? 'h' : tok[2] == 's' ? 's' :
 				   tok[2] == 'z' || tok[2] == 'Z' ? 'n' : 0;
 		tok = tok_end;

@@ -60,7 +60,7 @@ bool sched_switch_parse(const char *text, struct sched_switch *sw)
 		return false;
 	state += 12;
 	/* "R+": preempted while runnable; "S", "D", "I", "T"... */
-	sw->state = state < next && *state != ' ' ? *state : '?';
+	sw->state = state < next && *state >= 'A' && *state <= 'z' ? *state : '?';
 	return true;
 }
 
@@ -84,7 +84,7 @@ bool states_parse(const char *arg, char *states, size_t size)
 	for (p = arg; *p; p++) {
 		if (*p == ',')
 			continue;
-		if (!strchr("SDRITtXZPW", *p) || (p[1] && p[1] != ','))
+		if (!strchr("SDRITtXZPW?", *p) || (p[1] && p[1] != ','))
 			return false;
 		if (n + 1 >= size)
 			return false;

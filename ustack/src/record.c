@@ -249,7 +249,7 @@ static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 		flags & 0x01 ? 'd' : '.', flags & 0x04 ? 'N' : '.',
 		flags & 0x40 ? (flags & 0x08 ? 'Z' : 'z') :
 		(flags & 0x08) && (flags & 0x10) ? 'H' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : '.',
-		depth > 0 ? "0123456789abcdef"[depth & 15] : '.', sec, usec);
+		depth > 0 && (depth & 15) ? "0123456789abcdef"[depth & 15] : '.', sec, usec);
 }
 
 static uint64_t val(struct tep_event *ev, const char *name,

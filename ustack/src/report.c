@@ -14,7 +14,7 @@
  * An event made after the stack was walked, in the same return to user
  * space (a sched_switch on the way out), gets the same cookie, after its
  * stack: so the task's last stack that no cookie waited for is kept, until
- * the task's next cookie.
+ * the task's next cookie (with --off-cpu, its last stack, joined or not).
  *
  * --off-cpu: each sched_switch that takes a task off the CPU is an event,
  * weighed by the time until a sched_switch puts the same task back on.
@@ -74,6 +74,8 @@ struct event {
 	struct wake	*woken;		/* --wakers, a switch out: what woke it, or NULL */
 	struct wake	*wakes;		/* a sched_waking of a user task: its stack settles it */
 	bool		waking;		/* a sched_waking: never a sample */
+	bool		not_sample;	/* --off-cpu: an event that is not a switch out */
+	unsigned long	lost_mark;	/* --off-cpu: losses seen when it left */
 };
 
 /* What report writes on standard output */
@@ -107,10 +109,22 @@ struct waiting {			/* a cookie waiting for its stack */
 	struct event	*events, **tail;
 };
 
+/* A task's last stack: a later cookie of the same kernel exit may join it */
+struct early {
+	struct rec	*stack;
+	bool		used;		/* joined to a cookie */
+};
+
 /* A file as inode_cache named it, for the views: its path and build-id */
 struct named {
 	char	*path;
 	char	*build_id;	/* hex, or NULL */
+};
+
+struct resolved {
+	const struct sym	*lines;	/* innermost first; the symbols' own storage */
+	size_t			n;	/* 0: raw */
+	const char		*why;
 };
 
 struct report {
@@ -124,18 +138,24 @@ struct report {
 	struct map	*pending_event;	/* pid -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
-	struct map	*early;		/* pid -> its last stack without a cookie (a copy) */
+	struct map	*early;		/* pid -> struct early: its last stack (a copy) */
 	bool		off_cpu, wakers;
 	struct map	*off;		/* pid -> its event OFF_OPEN, off the CPU now */
 	struct map	*wakes;		/* pid -> struct wake: its latest wakeup */
 	unsigned long	losses;		/* REC_LOST records */
 	struct symbols_stats symstats;	/* kept when the symbols are freed early */
+	/* The stack print_stack shows, resolved once for all its events */
+	struct {
+		const struct rec	*stack;
+		struct resolved		*res;
+		struct vframe		*vf;
+	} cur;
 	struct {
 		unsigned long events, with_stack, no_stack, no_stack_lost, no_cookie;
 		unsigned long stacks, stacks_no_cookie, cookies_no_event, frames, cut;
 		unsigned long stacks_early;	/* joined to a cookie that came after */
 		uint64_t lost, lost_unknown;
-		unsigned long switches, no_end, other_events, wakeups, woken;
+		unsigned long switches, no_end, other_events, wakeups, woken, zero, flagless;
 		uint64_t off_ns;
 	} n;
 };
@@ -172,9 +192,9 @@ static void usage(bool help)
 		"  --state S,D,R  only switches out in these states\n"
 		"  -m US, -M US   only times off the CPU of at least, at most, US microseconds\n"
 		"  --wakers    (with --off-cpu; a trace of ustack record --wakers) what woke each\n"
-		"              task, outermost of all: its stack after a frame \"--\", from the\n"
-		"              wakeup out to the waker, [hardirq] or [softirq] for an interrupt,\n"
-		"              or the kernel thread's name\n"
+		"              wait, innermost of all: a frame \"--\", then the waker's stack from\n"
+		"              the wakeup out to the waker, [hardirq] or [softirq] for an interrupt,\n"
+		"              or the kernel thread's name (--top, --callers, --callees leave it out)\n"
 		"  --stats   time, throughput and peak memory, on standard error\n"
 		"  -q, --quiet  no summary or progress on standard error, only errors\n"
 		"  --binaries DIR  symbolise from DIR (binaries and debug files copied from\n"
@@ -206,7 +226,8 @@ static struct rec *copy_stack(const struct rec *stack)
 	s->lost = stack->lost;
 	s->nr = stack->nr;
 	s->frames = xmalloc((stack->nr ? stack->nr : 1) * sizeof(*s->frames));
-	memcpy(s->frames, stack->frames, stack->nr * sizeof(*s->frames));
+	if (stack->nr)
+		memcpy(s->frames, stack->frames, stack->nr * sizeof(*s->frames));
 	return s;
 }
 
@@ -272,11 +293,6 @@ static bool passes(const struct filters *f, const struct event *ev)
 	return true;
 }
 
-struct resolved {
-	const struct sym	*lines;	/* innermost first; the symbols' own storage */
-	size_t			n;	/* 0: raw */
-	const char		*why;
-};
 
 /*
  * --off-cpu: an event shown before its end is known is held until then;
@@ -413,13 +429,18 @@ static void show(struct report *rep, struct event *ev, const struct rec *stack, 
 			settle(rep, ev->wakes, stack);
 		return;
 	}
-	if (hold(rep, ev, stack, why))
+	if (ev->not_sample || hold(rep, ev, stack, why))
 		return;
 	if (!ev->keep || !keep_weight(rep, ev)) {
 		rep->filtered++;
 		return;
 	}
 	if (ev->off_cpu) {
+		/* Back within the clock's tick (the text gives microseconds) */
+		if (!ev->ns) {
+			rep->n.zero++;
+			return;
+		}
 		rep->n.off_ns += ev->ns;
 		smp.weight = ev->ns;
 		smp.outer = state;
@@ -433,7 +454,12 @@ static void show(struct report *rep, struct event *ev, const struct rec *stack, 
 			smp.nwaker = woken->stack->nr;
 		}
 	}
-	res = stack ? resolve(rep, stack, &vf) : NULL;
+	if (stack && stack == rep->cur.stack) {
+		res = rep->cur.res;
+		vf = rep->cur.vf;
+	} else {
+		res = stack ? resolve(rep, stack, &vf) : NULL;
+	}
 	if (rep->views && stack)
 		views_add(rep->views, &smp, vf, stack->nr, stack->lost != 0);
 	else if (rep->views)
@@ -454,7 +480,7 @@ static void show(struct report *rep, struct event *ev, const struct rec *stack, 
 		}
 		putchar('\n');
 	}
-	if (stack) {
+	if (stack && stack != rep->cur.stack) {
 		free(res);
 		free(vf);
 	}
@@ -467,12 +493,17 @@ static void print_stack(struct report *rep, const struct rec *stack, struct even
 {
 	struct event *ev, *next;
 
+	rep->cur.stack = stack;
+	rep->cur.res = resolve(rep, stack, &rep->cur.vf);
 	for (ev = events; ev; ev = next) {
 		next = ev->next;
 		rep->n.with_stack++;
 		show(rep, ev, stack, NULL);
 		done_with(ev);
 	}
+	free(rep->cur.res);
+	free(rep->cur.vf);
+	rep->cur.stack = NULL;
 }
 
 /* An event whose stack never came: the frame [no user stack] in the views */
@@ -516,7 +547,8 @@ static struct event *new_event(const struct rec *rec)
 /* --off-cpu: the end of a task's time off the CPU, known or not */
 static void off_finish(struct report *rep, struct event *ev, double ts, bool known)
 {
-	if (known && ts >= ev->ts) {
+	/* Lost events may have held its real switch in: no guess */
+	if (known && ts >= ev->ts && rep->losses == ev->lost_mark) {
 		ev->end = OFF_ENDED;
 		ev->ns = (unsigned long)((ts - ev->ts) * 1e9 + 0.5);
 	} else {
@@ -533,9 +565,13 @@ static void off_end(struct report *rep, int pid, double ts, bool known)
 
 	if (!ev)
 		return;
-	/* Back on: what woke it since it left, if anything did */
+	/*
+	 * Back on: the latest wakeup since it was last on, if it slept (a
+	 * wakeup may be recorded before the sleeper's own switch out, while
+	 * the waker waits for it to leave the CPU); not for a preemption
+	 */
 	w = known ? map_del(rep->wakes, (uint64_t)pid, 0) : NULL;
-	if (w && w->ts >= ev->ts)
+	if (w && ev->state != 'R')
 		ev->woken = w;
 	else
 		wake_put(w);
@@ -549,6 +585,8 @@ static void on_waking(struct report *rep, struct event *ev, const struct rec *re
 	struct wake *w = xcalloc(1, sizeof(*w));
 
 	rep->n.wakeups++;
+	if (!rec->flags)
+		rep->n.flagless++;
 	ev->waking = true;
 	ev->keep = false;
 	w->refs = 1;
@@ -587,7 +625,7 @@ static void on_event(struct report *rep, const struct rec *rec)
 		if (strcmp(ev->name, "sched_switch") || !sched_switch_parse(rec->text, &sw)) {
 			/* Not a switch: not a sample of this profile */
 			rep->n.other_events++;
-			ev->keep = false;
+			ev->not_sample = true;
 		} else {
 			off_end(rep, sw.next_pid, ev->ts, true);
 			if (sw.prev_pid && sw.prev_pid == rec->pid) {
@@ -595,26 +633,40 @@ static void on_event(struct report *rep, const struct rec *rec)
 				off_end(rep, sw.prev_pid, 0, false);
 				ev->off_cpu = true;
 				ev->state = sw.state;
+				ev->lost_mark = rep->losses;
 				ev->keep = passes(&rep->filt, ev);
 				rep->n.switches++;
 				map_put(rep->off, (uint64_t)rec->pid, 0, ev);
 			} else {
-				ev->keep = false;
+				ev->not_sample = true;
 			}
 		}
 	}
 	map_put(rep->pending_event, (uint64_t)rec->pid, 0, ev);
 }
 
-/* A stack that no cookie waited for: it may answer the task's next one */
+/* The task's last stack goes: counted if no cookie ever joined it */
 static void drop_early(struct report *rep, int pid)
 {
-	struct rec *s = map_del(rep->early, (uint64_t)pid, 0);
+	struct early *e = map_del(rep->early, (uint64_t)pid, 0);
 
-	if (s) {
+	if (!e)
+		return;
+	if (!e->used)
 		rep->n.stacks_no_cookie++;
-		free_stack_copy(s);
-	}
+	free_stack_copy(e->stack);
+	free(e);
+}
+
+/* The task's last stack, joined already or not: a later cookie may join it */
+static void keep_early(struct report *rep, const struct rec *stack, bool used)
+{
+	struct early *e = xcalloc(1, sizeof(*e));
+
+	drop_early(rep, stack->pid);
+	e->stack = copy_stack(stack);
+	e->used = used;
+	map_put(rep->early, (uint64_t)stack->pid, 0, e);
 }
 
 static void on_cookie(struct report *rep, const struct rec *rec)
@@ -628,13 +680,14 @@ static void on_cookie(struct report *rep, const struct rec *rec)
 	}
 	w = map_get(rep->waiting, rec->cookie, (uint64_t)rec->pid);
 	if (!w) {
-		struct rec *early = map_get(rep->early, (uint64_t)rec->pid, 0);
+		struct early *early = map_get(rep->early, (uint64_t)rec->pid, 0);
 
 		/* Its stack came first: walked before the event, in this exit */
-		if (early && early->cookie == rec->cookie) {
+		if (early && early->stack->cookie == rec->cookie) {
 			rep->n.stacks_early++;
+			early->used = true;
 			ev->next = NULL;
-			print_stack(rep, early, ev);
+			print_stack(rep, early->stack, ev);
 			return;
 		}
 		drop_early(rep, rec->pid);
@@ -664,13 +717,18 @@ static void on_stack(struct report *rep, const struct rec *rec)
 	rep->n.frames += rec->nr;
 	if (rec->lost)
 		rep->n.cut++;
-	if (!w) {
+	/*
+	 * Kept for a later cookie of the same exit; once joined, only for
+	 * --off-cpu, where switches on the way out make such cookies common
+	 * (else it would cost a copy per stack)
+	 */
+	if (!w || rep->off_cpu)
+		keep_early(rep, rec, w != NULL);
+	else
 		drop_early(rep, rec->pid);
-		map_put(rep->early, (uint64_t)rec->pid, 0, copy_stack(rec));
+	if (!w)
 		return;
-	}
 	map_del(rep->task_cookie, (uint64_t)rec->pid, 0);
-	drop_early(rep, rec->pid);
 	print_stack(rep, rec, w->events);
 	free(w);
 }
@@ -698,11 +756,14 @@ static void flush_pending(uint64_t a, uint64_t b, void *value, void *ctx)
 static void flush_early(uint64_t a, uint64_t b, void *value, void *ctx)
 {
 	struct report *rep = ctx;
+	struct early *e = value;
 
 	(void)a;
 	(void)b;
-	rep->n.stacks_no_cookie++;
-	free_stack_copy(value);
+	if (!e->used)
+		rep->n.stacks_no_cookie++;
+	free_stack_copy(e->stack);
+	free(e);
 }
 
 static void flush_wake(uint64_t a, uint64_t b, void *value, void *ctx)
@@ -757,9 +818,16 @@ static void summary(struct report *rep, const char *format)
 			"events were lost): not weighed; %lu other events, not switches out\n",
 			rep->n.switches, (double)rep->n.off_ns / 1e9, rep->n.no_end,
 			rep->n.other_events);
+	if (rep->n.zero)
+		fprintf(stderr, "ustack: --off-cpu: %lu switches back within the clock's tick: "
+			"weighed 0, left out\n", rep->n.zero);
 	if (rep->wakers)
 		fprintf(stderr, "ustack: --wakers: %lu wakeups; %lu switches out in the views "
 			"with what woke them\n", rep->n.wakeups, rep->n.woken);
+	if (rep->n.flagless)
+		fprintf(stderr, "ustack: warning: %lu wakeups have no flags column (the trace was "
+			"printed without irq-info): an interrupt's wakeup is taken for its task's\n",
+			rep->n.flagless);
 }
 
 static double now(void)

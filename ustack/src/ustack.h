@@ -69,6 +69,7 @@ struct rec {
 	/* The context the record was written in, from its flags: 'h' a hard
 	 * interrupt, 's' a soft one, 'n' an NMI; 0 the task (or not known) */
 	char		irq;
+	bool		flags;		/* the record gave its flags */
 	const char	*text;		/* REC_EVENT: "name: details" */
 	/* REC_EVENT: the name of its format (sys_enter_openat), whatever
 	 * the text printed (sys_openat(...)) */

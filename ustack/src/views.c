@@ -477,6 +477,8 @@ static void add_sample(struct views *v, const struct vsample *smp, const uint32_
 		for (i = smp->nwaker; i-- > 0;)
 			locs[k++] = loc_of(v, &smp->waker_frames[i]);
 		locs[k++] = special_loc(v, "--", VC_OTHER);
+		v->sep_func = v->locs[locs[k - 1]].lines[0].func;
+		v->have_sep = true;
 	}
 	memcpy(locs + k, own, n * sizeof(*own));
 	k += n;
@@ -517,6 +519,16 @@ size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, 
 			(*buf)[n++] = l->lines[k].func;
 		}
 	}
+	return n;
+}
+
+size_t views_seq_own(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap)
+{
+	size_t i, n = views_seq(v, s, buf, cap);
+
+	for (i = 0; v->have_sep && i < n; i++)
+		if ((*buf)[i] == v->sep_func)
+			return i;
 	return n;
 }
 
@@ -777,7 +789,7 @@ void views_top(const struct views *v, FILE *out, size_t limit)
 	for (i = 0; i < v->stacks_t.n; i++) {
 		const struct vstack *s = &v->stacks[i];
 
-		n = views_seq(v, s, &seq, &cap);
+		n = views_seq_own(v, s, &seq, &cap);
 		if (!n)
 			continue;
 		rows[seq[n - 1]].self += s->count;
@@ -863,7 +875,7 @@ int views_neighbours(const struct views *v, FILE *out, const char *pattern,
 		const struct vstack *s = &v->stacks[i];
 		bool found = false;
 
-		n = views_seq(v, s, &seq, &cap);
+		n = views_seq_own(v, s, &seq, &cap);
 		for (j = 0; j < n; j++) {
 			size_t nb;
 

@@ -98,6 +98,9 @@ struct views {
 	/* What a stack's count is: "events" ("events"/"count" in pprof), or
 	 * off-CPU time ("ns off-CPU"; "off-cpu"/"nanoseconds") */
 	const char	*what, *sample_type, *sample_unit;
+	/* --wakers: the function "--" before a waker's part, once there is one */
+	bool		have_sep;
+	uint32_t	sep_func;
 	uint32_t	nostack_loc, cut_loc;
 	double		ts_min, ts_max;
 	bool		have_ts;
@@ -131,6 +134,8 @@ void views_done(struct views *v);
 
 /* A stack as functions, outer to inner (with [cut] first); returns how many */
 size_t views_seq(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap);
+/* The same, without a waker's part: what --top, --callers and --callees count */
+size_t views_seq_own(const struct views *v, const struct vstack *s, uint32_t **buf, size_t *cap);
 
 /* --folded (by_event: --by-event): "[event;]comm;outer;...;inner count", by text */
 void views_folded(const struct views *v, FILE *out, bool by_event);

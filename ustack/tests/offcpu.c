@@ -13,6 +13,7 @@
  *   site_vfork   vfork(): the parent waits until the child exits (D)
  * and logs it, with CLOCK_MONOTONIC, on standard output:
  *   block SITE TID START_NS END_NS
+ * and, last, when it begins to exit: exit TID NS
  * Then two threads pinned to one CPU spin in spin() for SPIN_MS ms
  * (default 300), each preempting the other (R).
  */
@@ -217,5 +218,6 @@ int main(int argc, char **argv)
 		pthread_join(spin_a, NULL);
 		pthread_join(spin_b, NULL);
 	}
+	printf("exit %ld %llu\n", (long)syscall(SYS_gettid), (unsigned long long)now_ns());
 	return 0;
 }

@@ -487,7 +487,7 @@ static void write_page(FILE *out, const struct views *v, struct emit *e, unsigne
 	put_strings(out, "O", (const char **)objs->pdata, objs->len);
 	put_strings(out, "S", (const char **)srcs->pdata, srcs->len);
 	fprintf(out, "var TITLE=\"ustack: %lu %s\",MINW=%g,KEEP=%lu,OFFCPU=%s;\n", v->total, v->what,
-		MIN_WIDTH, keep, strcmp(v->sample_unit, "nanoseconds") ? "false" : "true");
+		MIN_WIDTH, keep, v->off_cpu ? "true" : "false");
 	fprintf(out, "var T=[%s];\nvar L=[%s];\nvar I=[%s];\nvar P=[%s];\n",
 		e->tree->str, e->lines->str, e->inl->str, e->pruned->str);
 	fputs(PAGE_JS, out);

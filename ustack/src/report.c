@@ -73,8 +73,7 @@ struct event {
 	const char	*why;		/* held without a stack: why it has none */
 	struct wake	*woken;		/* --wakers, a switch out: what woke it, or NULL */
 	struct wake	*wakes;		/* a sched_waking of a user task: its stack settles it */
-	bool		waking;		/* a sched_waking: never a sample */
-	bool		not_sample;	/* --off-cpu: an event that is not a switch out */
+	bool		not_sample;	/* --off-cpu: not a switch out (a sched_waking...) */
 	unsigned long	lost_mark;	/* --off-cpu: losses seen when it left */
 };
 
@@ -423,12 +422,9 @@ static void show(struct report *rep, struct event *ev, const struct rec *stack, 
 	struct vframe *vf, *wvf = NULL;
 	const struct wake *woken = ev->woken;
 
-	if (ev->waking) {
-		/* Not a sample: what it woke may wait for its stack */
-		if (ev->wakes)
-			settle(rep, ev->wakes, stack);
-		return;
-	}
+	/* A sched_waking: what it woke may wait for its stack */
+	if (ev->wakes)
+		settle(rep, ev->wakes, stack);
 	if (ev->not_sample || hold(rep, ev, stack, why))
 		return;
 	if (!ev->keep || !keep_weight(rep, ev)) {
@@ -587,8 +583,7 @@ static void on_waking(struct report *rep, struct event *ev, const struct rec *re
 	rep->n.wakeups++;
 	if (!rec->flags)
 		rep->n.flagless++;
-	ev->waking = true;
-	ev->keep = false;
+	ev->not_sample = true;
 	w->refs = 1;
 	w->ts = ev->ts;
 	if (rec->irq) {
@@ -618,7 +613,6 @@ static void on_event(struct report *rep, const struct rec *rec)
 		done_with(old);
 	}
 	ev = new_event(rec);
-	ev->keep = passes(&rep->filt, ev);
 	if (rep->wakers && !strcmp(ev->name, "sched_waking") && sched_waking_parse(rec->text, &wakee)) {
 		on_waking(rep, ev, rec, wakee);
 	} else if (rep->off_cpu) {
@@ -634,7 +628,6 @@ static void on_event(struct report *rep, const struct rec *rec)
 				ev->off_cpu = true;
 				ev->state = sw.state;
 				ev->lost_mark = rep->losses;
-				ev->keep = passes(&rep->filt, ev);
 				rep->n.switches++;
 				map_put(rep->off, (uint64_t)rec->pid, 0, ev);
 			} else {
@@ -642,6 +635,8 @@ static void on_event(struct report *rep, const struct rec *rec)
 			}
 		}
 	}
+	/* After the above: --state reads a switch out's state */
+	ev->keep = !ev->not_sample && passes(&rep->filt, ev);
 	map_put(rep->pending_event, (uint64_t)rec->pid, 0, ev);
 }
 

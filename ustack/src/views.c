@@ -278,6 +278,7 @@ struct views *views_new(void)
 
 void views_off_cpu(struct views *v)
 {
+	v->off_cpu = true;
 	v->what = "ns off-CPU";
 	v->sample_type = "off-cpu";
 	v->sample_unit = "nanoseconds";

@@ -98,6 +98,7 @@ struct views {
 	/* What a stack's count is: "events" ("events"/"count" in pprof), or
 	 * off-CPU time ("ns off-CPU"; "off-cpu"/"nanoseconds") */
 	const char	*what, *sample_type, *sample_unit;
+	bool		off_cpu;	/* views_off_cpu(): counts are nanoseconds */
 	/* --wakers: the function "--" before a waker's part, once there is one */
 	bool		have_sep;
 	uint32_t	sep_func;

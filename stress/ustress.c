@@ -699,6 +699,8 @@ static void checker_record(struct checker *st, const struct rec *r)
 
 			if (!strncmp(what, "quiet ", 6)) {
 				quiet_marker(st, what);
+			} else if (!strcmp(what, "stop")) {
+				/* stop_reader()'s: the reading ends, nothing was disturbed */
 			} else {
 				/* "disturbing", or "disturbed" (the end) */
 				st->markers++;
@@ -917,12 +919,24 @@ static void start_reader(struct inst *in)
 		reader((int)(in - insts), in->name);
 }
 
+/*
+ * The reader tests reader_stop between records: a SIGTERM that comes after
+ * that test and before its next read of trace_pipe leaves the read waiting
+ * for a record, and once the load has stopped none comes. A marker written
+ * after the signal ends that read.
+ */
 static void stop_reader(struct inst *in)
 {
+	int i;
+
 	if (in->reader <= 0)
 		return;
 	kill(in->reader, SIGTERM);
-	waitpid(in->reader, NULL, 0);
+	for (i = 0; waitpid(in->reader, NULL, WNOHANG) == 0; i++) {
+		if (i % 100 == 0)
+			tracefs_instance_file_write(in->ti, "trace_marker", "ustress: stop\n");
+		usleep(10000);
+	}
 	in->reader = 0;
 }
 

@@ -55,7 +55,7 @@ struct counters {
 	unsigned long q_stack_no_cookie, sessions;
 	unsigned long toggles, busy, instances_made, truncates, clocks, tracers;
 	unsigned long tracing_on, event_flips, trace_reads, max_inodes, inode_cap;
-	unsigned long cap_exceeded, quiet_windows, quiet_preps;
+	unsigned long cap_exceeded, quiet_windows, quiet_preps, stuck_readers;
 	unsigned long gen[MAX_INSTANCES];	/* disturbances, per instance */
 	volatile int stop;
 };
@@ -699,8 +699,6 @@ static void checker_record(struct checker *st, const struct rec *r)
 
 			if (!strncmp(what, "quiet ", 6)) {
 				quiet_marker(st, what);
-			} else if (!strcmp(what, "stop")) {
-				/* stop_reader()'s: the reading ends, nothing was disturbed */
 			} else {
 				/* "disturbing", or "disturbed" (the end) */
 				st->markers++;
@@ -832,10 +830,24 @@ static void check_file(const char *path, FILE *list)
 
 static volatile sig_atomic_t reader_stop;
 
+/*
+ * The reader tests reader_stop between records, and a signal that came
+ * after that test would leave its next read of trace_pipe waiting for a
+ * record that may never come (the load has stopped). So the handler also
+ * puts /dev/null in place of trace_pipe: a read already waiting ends
+ * with EINTR, and any later one at the end of the file.
+ */
 static void on_term(int sig)
 {
+	int saved = errno, null = open("/dev/null", O_RDONLY);
+
 	(void)sig;
 	reader_stop = 1;
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	errno = saved;
 }
 
 static unsigned long gen_of(int inst)
@@ -854,8 +866,8 @@ static void reader(int inst, const char *name)
 	char path[512];
 	struct rec r;
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd;
 
-	sigaction(SIGTERM, &sa, NULL);		/* no SA_RESTART: reads stop */
 	if (save_dir) {
 		snprintf(path, sizeof(path), "%s/%s.trace", save_dir, name);
 		save = fopen(path, "a");
@@ -868,7 +880,13 @@ static void reader(int inst, const char *name)
 		fprintf(save, META_HEAD "ustress_meta: begin cpus=%d t=%.3f gen=%lu\n",
 			st.ncpus, st.now, st.gen);
 	snprintf(path, sizeof(path), "%s/instances/%s/trace_pipe", tracefs_tracing_dir(), name);
-	in = input_open(path);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+		die("cannot read %s: %s", path, strerror(errno));
+	close(fd);
+	/* Only now: the handler must find trace_pipe in place to replace it */
+	sigaction(SIGTERM, &sa, NULL);		/* no SA_RESTART: reads stop */
+	in = input_open("-");
 	while (!reader_stop && input_next(in, &r) > 0) {
 		double t = now();
 		unsigned long gen = gen_of(inst);
@@ -919,22 +937,25 @@ static void start_reader(struct inst *in)
 		reader((int)(in - insts), in->name);
 }
 
-/*
- * The reader tests reader_stop between records: a SIGTERM that comes after
- * that test and before its next read of trace_pipe leaves the read waiting
- * for a record, and once the load has stopped none comes. A marker written
- * after the signal ends that read.
- */
+/* A reader that does not stop in this long is killed, and the run fails */
+#define READER_STOP_MAX	120.0
+
 static void stop_reader(struct inst *in)
 {
-	int i;
+	double t0 = now();
 
 	if (in->reader <= 0)
 		return;
 	kill(in->reader, SIGTERM);
-	for (i = 0; waitpid(in->reader, NULL, WNOHANG) == 0; i++) {
-		if (i % 100 == 0)
-			tracefs_instance_file_write(in->ti, "trace_marker", "ustress: stop\n");
+	while (waitpid(in->reader, NULL, WNOHANG) == 0) {
+		if (now() - t0 > READER_STOP_MAX) {
+			fprintf(stderr, "ustress: the reader of %s did not stop in %.0f s\n",
+				in->name, READER_STOP_MAX);
+			ADD(stuck_readers, 1);
+			kill(in->reader, SIGKILL);
+			waitpid(in->reader, NULL, 0);
+			break;
+		}
 		usleep(10000);
 	}
 	in->reader = 0;
@@ -1389,6 +1410,9 @@ int main(int argc, char **argv)
 	printf("kernel answers after the run: %s\n", answers ? "yes" : "NO");
 	if (cnt->cap_exceeded)
 		printf("FAIL: the inode table went over its cap\n"), ok = false;
+	if (cnt->stuck_readers)
+		printf("FAIL: %lu readers did not stop when told, and were killed\n",
+		       cnt->stuck_readers), ok = false;
 	if (!answers)
 		printf("FAIL: the kernel did not answer after the run\n"), ok = false;
 	if (cnt->toggles < min_toggles || cnt->stacks < min_stacks)

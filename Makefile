@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all deps source tree export status kernel ustack run test test-debug test-mutations stress bench bench-kernel bench-ustack bench-offcpu help
+.PHONY: all deps source tree export status kernel ustack install uninstall run test test-debug test-mutations stress bench bench-kernel bench-ustack bench-offcpu help
 
 all: help
 
@@ -34,6 +34,13 @@ kernel: tree
 
 ustack: deps
 	@$(MAKE) -s -C ustack
+
+# ustack and its manual page, under PREFIX (/usr/local) inside DESTDIR
+install: ustack
+	@$(MAKE) -C ustack install
+
+uninstall:
+	@$(MAKE) -C ustack uninstall
 
 run: kernel ustack
 	@$(S)/demo

@@ -47,6 +47,8 @@
 struct counters {
 	unsigned long syscalls, forks, maps, dlopens;
 	unsigned long records, cookies, stacks, matched, lost_records, lost_events;
+	/* Stacks whose mappings the kernel did not look up (inode -2) */
+	unsigned long stacks_unlocked;
 	/* Each distinct cookie (kernel entry) judged, and how */
 	unsigned long entries, joined, why_lost, why_disturbed, why_ended, unexplained;
 	unsigned long stack_no_cookie_explained, stack_no_cookie_unexplained;
@@ -539,6 +541,9 @@ static void on_stack(struct task *t, const struct rec *r, struct checker *st)
 	struct waiting *w;
 
 	ADD(stacks, 1);
+	/* The kernel never waits for mmap_lock: contended, every frame is -2 */
+	if (r->nr && r->frames[0].ino == (uint64_t)-2)
+		ADD(stacks_unlocked, 1);
 	st->stack_no++;
 	w = find(t, r->cookie);
 	if (w && !w->is_stack && !w->done) {
@@ -1260,6 +1265,11 @@ static bool report_checker(double max_pct, unsigned long min_cookies, unsigned l
 	       "%lu joined, %lu by lost events, %lu unexplained; stacks without a cookie: %lu\n",
 	       cnt->q_begun, cnt->q_windows, cnt->q_judged, pct(cnt->q_judged, cnt->entries),
 	       cnt->q_joined, cnt->q_lost, cnt->q_unexplained, cnt->q_stack_no_cookie);
+	printf("stacks whose mappings could not be looked up (inode -2): %lu (%.2f%%)\n",
+	       cnt->stacks_unlocked, pct(cnt->stacks_unlocked, cnt->stacks));
+	if (pct(cnt->stacks_unlocked, cnt->stacks) > 1)
+		printf("FAIL: %.2f%% of the stacks have no mappings, more than 1%%\n",
+		       pct(cnt->stacks_unlocked, cnt->stacks)), ok = false;
 	if (cnt->entries != cnt->joined + need)
 		printf("FAIL: the cookies judged (%lu) are not the joined plus the rest (%lu)\n",
 		       cnt->entries, cnt->joined + need), ok = false;

@@ -272,11 +272,13 @@ struct waiting {
 	unsigned long	stack_no;	/* its stack's number in the stream */
 	double		judge_at;	/* 0: not passed yet */
 	double		passed_ts;	/* trace time of what passed it */
+	char		*why;		/* a stack without its cookie: what was seen, for show() */
 };
 
 struct task {
 	struct waiting	*list;
 	bool		seen;
+	char		last[96];		/* its last cookie or stack, for show() */
 	unsigned long	gen, losses, markers;	/* when its last record was read */
 	bool		inside;			/* ... inside a disturbance's markers */
 	unsigned long	quiet;			/* ... and the quiet window, or 0 */
@@ -329,10 +331,11 @@ static void show(const struct checker *st, const struct waiting *w, bool strict)
 {
 	if (unexplained_shown++ >= 50)
 		return;
-	fprintf(stderr, "ustress: %s%s: task %d cookie %llx (%s)\n",
+	fprintf(stderr, "ustress: %s%s: task %d cookie %llx (%s)%s%s\n",
 		strict ? "in a quiet window, " : "",
 		w->is_stack ? "a stack without its cookie" : "a cookie without its stack",
-		w->pid, (unsigned long long)w->cookie, st->name);
+		w->pid, (unsigned long long)w->cookie, st->name,
+		w->why ? "; " : "", w->why ? w->why : "");
 }
 
 static void joined(const struct checker *st, const struct waiting *w, bool strict)
@@ -434,6 +437,7 @@ static void judge_now(struct checker *st, struct waiting *w)
 
 	judge(w, st);
 	unlink_waiting(task, w);
+	free(w->why);
 	free(w);
 }
 
@@ -559,7 +563,12 @@ static void on_stack(struct task *t, const struct rec *r, struct checker *st)
 		return;
 	}
 	passed(t, st, NULL);
-	add_waiting(t, r, true, st);
+	w = add_waiting(t, r, true, st);
+	/* What the task's stream held, to tell a lost cookie from a second stack */
+	if (asprintf(&w->why, "at %s on CPU %d, %s; before it: %s", r->ts, r->cpu,
+		     find(t, r->cookie) != w ? "its cookie's stack came already" :
+		     "no record of its cookie", t->seen ? t->last : "nothing") < 0)
+		w->why = NULL;
 }
 
 /* The reading stopped: what still waits is explained by that */
@@ -581,6 +590,7 @@ static void at_end(uint64_t a, uint64_t b, void *value, void *ctx)
 			ADD(entries, 1);
 			ADD(why_ended, 1);
 		}
+		free(w->why);
 		free(w);
 	}
 	free(t);
@@ -692,6 +702,9 @@ static void checker_record(struct checker *st, const struct rec *r)
 		else
 			on_stack(t, r, st);
 		t->seen = true;
+		snprintf(t->last, sizeof(t->last), "%s %llx at %s on CPU %d",
+			 r->type == REC_COOKIE ? "cookie" : "stack",
+			 (unsigned long long)r->cookie, r->ts, r->cpu);
 		t->gen = st->gen;
 		t->losses = st->losses;
 		t->markers = st->markers;

@@ -257,6 +257,7 @@ static void churner(const char *self)
 #define ARM_WITHIN	60.0	/* a later record's time: older clocks are not taken */
 #define META_EVERY	0.1	/* seconds: the reader's clock, in the saved stream */
 #define MAX_CPUS	64
+#define RECENT		12	/* records kept for the message of an unexplained item */
 
 struct waiting {
 	struct waiting	*next;		/* in the task's list, oldest first */
@@ -312,6 +313,9 @@ struct checker {
 	double		quiet_ts;	/* the begin marker's time + CLOCK_SLACK */
 	bool		cpu_armed[MAX_CPUS];
 	unsigned long	quiet_id;	/* of the window armed last */
+	/* The records read last, for show(): what came before a stack without its cookie */
+	char		recent[RECENT][128];
+	unsigned long	nr_recent;
 };
 
 /* Has every CPU given a record of time T or later? */
@@ -540,6 +544,19 @@ static void on_cookie(struct task *t, const struct rec *r, struct checker *st)
 	add_waiting(t, r, false, st);
 }
 
+/* The records of st->recent, oldest first, one per line; static storage */
+static const char *recent(const struct checker *st)
+{
+	static char buf[RECENT * 132];
+	unsigned long i = st->nr_recent > RECENT ? st->nr_recent - RECENT : 0;
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (; i < st->nr_recent && len < sizeof(buf); i++)
+		len += snprintf(buf + len, sizeof(buf) - len, "\n    %s", st->recent[i % RECENT]);
+	return buf;
+}
+
 static void on_stack(struct task *t, const struct rec *r, struct checker *st)
 {
 	struct waiting *w;
@@ -564,10 +581,11 @@ static void on_stack(struct task *t, const struct rec *r, struct checker *st)
 	}
 	passed(t, st, NULL);
 	w = add_waiting(t, r, true, st);
-	/* What the task's stream held, to tell a lost cookie from a second stack */
-	if (asprintf(&w->why, "at %s on CPU %d, %s; before it: %s", r->ts, r->cpu,
+	/* What the stream held, to tell a lost cookie from a second stack */
+	if (asprintf(&w->why, "at %s on CPU %d, %s; the task's record before: %s; "
+		     "the records before:%s", r->ts, r->cpu,
 		     find(t, r->cookie) != w ? "its cookie's stack came already" :
-		     "no record of its cookie", t->seen ? t->last : "nothing") < 0)
+		     "no record of its cookie", t->seen ? t->last : "none", recent(st)) < 0)
 		w->why = NULL;
 }
 
@@ -684,6 +702,14 @@ static void checker_record(struct checker *st, const struct rec *r)
 			arm(st, r->cpu);
 	}
 	judge_due(st);
+	if (r->type == REC_COOKIE || r->type == REC_STACK)
+		snprintf(st->recent[st->nr_recent++ % RECENT], sizeof(st->recent[0]), "%.31s [%03d] %d %s %llx",
+			 r->ts, r->cpu, r->pid, r->type == REC_COOKIE ? "cookie" : "stack",
+			 (unsigned long long)r->cookie);
+	else
+		snprintf(st->recent[st->nr_recent++ % RECENT], sizeof(st->recent[0]), "%.31s [%03d] %d %.40s",
+			 r->ts, r->cpu, r->pid, r->type == REC_LOST ? "LOST" :
+			 r->type == REC_INODE ? "inode_cache" : r->text ? r->text : "?");
 	switch (r->type) {
 	case REC_LOST:
 		ADD(lost_records, 1);
@@ -1224,8 +1250,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ustress [-d SECONDS] [-t MIN_TOGGLES] [-s MIN_STACKS] [-i INSTANCES] [-w WORKERS]\n"
-		"               [-f FILES] [-P] [-R DIR] [-x PERCENT] [-c MIN_COOKIES] [-Q MIN_QUIET]\n"
-		"       ustress -C [-L LIST] [-x PERCENT] [-c MIN_COOKIES] [-Q MIN_QUIET] SAVED...\n"
+		"               [-f FILES] [-P] [-R DIR] [-x PERCENT] [-U N] [-c MIN_COOKIES] [-Q MIN_QUIET]\n"
+		"       ustress -C [-L LIST] [-x PERCENT] [-U N] [-c MIN_COOKIES] [-Q MIN_QUIET] SAVED...\n"
 		"  Runs for at least SECONDS (default 30), and on until both minimums are\n"
 		"  reached, for at most 3 x SECONDS.  Exits 0 when every check passed.\n"
 		"  -f  run copies of ./tiny from FILES files, each its own inode, to\n"
@@ -1235,6 +1261,8 @@ static void usage(void)
 		"      (the guest dies of \"Oops: int3\"); use -P there\n"
 		"  -x  fail when more than PERCENT of the cookies (default 5) had no\n"
 		"      stack, whatever explains it\n"
+		"  -U  let at most N cookies and stacks outside quiet windows stay\n"
+		"      unexplained (default 0); inside them, none may\n"
 		"  -c  fail when fewer than MIN_COOKIES cookies (default 5000) were judged\n"
 		"  -Q  fail when fewer than MIN_QUIET cookies (default 500) were judged\n"
 		"      inside quiet windows\n"
@@ -1251,6 +1279,9 @@ static double pct(unsigned long n, unsigned long of)
 }
 
 /* The checker's figures, and its verdict */
+/* -U: cookies and stacks outside quiet windows that may stay unexplained */
+static unsigned long max_unexplained;
+
 static bool report_checker(double max_pct, unsigned long min_cookies, unsigned long min_quiet)
 {
 	unsigned long need = cnt->why_lost + cnt->why_disturbed + cnt->why_ended + cnt->unexplained;
@@ -1286,11 +1317,17 @@ static bool report_checker(double max_pct, unsigned long min_cookies, unsigned l
 	if (cnt->entries != cnt->joined + need)
 		printf("FAIL: the cookies judged (%lu) are not the joined plus the rest (%lu)\n",
 		       cnt->entries, cnt->joined + need), ok = false;
-	if (cnt->unexplained || cnt->stack_no_cookie_unexplained)
+	/* Inside quiet windows none; outside, at most max_unexplained (-U) */
+	if (cnt->q_unexplained || cnt->q_stack_no_cookie ||
+	    cnt->unexplained + cnt->stack_no_cookie_unexplained > max_unexplained)
 		printf("FAIL: %lu cookies without their stack and %lu stacks without their cookie "
-		       "are unexplained (%lu and %lu inside quiet windows)\n",
+		       "are unexplained (%lu and %lu inside quiet windows; at most %lu outside)\n",
 		       cnt->unexplained, cnt->stack_no_cookie_unexplained, cnt->q_unexplained,
-		       cnt->q_stack_no_cookie), ok = false;
+		       cnt->q_stack_no_cookie, max_unexplained), ok = false;
+	else if (cnt->unexplained || cnt->stack_no_cookie_unexplained)
+		printf("unexplained outside quiet windows, within -U %lu: %lu cookies without "
+		       "their stack, %lu stacks without their cookie\n", max_unexplained,
+		       cnt->unexplained, cnt->stack_no_cookie_unexplained);
 	if (pct(need, cnt->entries) > max_pct)
 		printf("FAIL: %.2f%% of the cookies had no stack, more than %g%%\n",
 		       pct(need, cnt->entries), max_pct), ok = false;
@@ -1311,7 +1348,7 @@ int main(int argc, char **argv)
 	bool answers, ok, check_only = false;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "d:t:s:i:w:f:PR:Cx:c:Q:L:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:t:s:i:w:f:PR:Cx:U:c:Q:L:h")) != -1) {
 		switch (opt) {
 		case 'f': pool_size = atoi(optarg); break;
 		case 'P': no_patching = true; break;
@@ -1323,6 +1360,7 @@ int main(int argc, char **argv)
 		case 'R': save_dir = optarg; break;
 		case 'C': check_only = true; break;
 		case 'x': max_pct = atof(optarg); break;
+		case 'U': max_unexplained = strtoul(optarg, NULL, 10); break;
 		case 'c': min_cookies = strtoul(optarg, NULL, 10); break;
 		case 'Q': min_quiet = strtoul(optarg, NULL, 10); break;
 		case 'L': list_path = optarg; break;

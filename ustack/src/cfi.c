@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A copy of the top of a user stack, unwound with libdwfl: the registers
+ * at kernel entry start the unwind, the copy answers its reads of the
+ * stack, and the files of the process's mappings give the CFI.
+ */
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi.h"
+#include "ustack.h"
+
+struct cfi_space {
+	Dwfl *dwfl;
+	bool attached;
+	/* The copy being unwound, for the callbacks */
+	const struct cfi_copy *copy;
+	uint64_t *pcs;
+	int nr, max;
+};
+
+/* The files of the mappings only: [vdso] and the like are not read */
+static int cfi_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	if (name[0] != '/')
+		return -1;
+	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
+static char *cfi_debuginfo_path;
+
+static const Dwfl_Callbacks cfi_callbacks = {
+	.find_elf = cfi_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &cfi_debuginfo_path,
+};
+
+static char *cfi_why(const char *what, const char *err)
+{
+	size_t len = strlen(what) + strlen(err) + 3;
+	char *why = xmalloc(len);
+
+	snprintf(why, len, "%s: %s", what, err);
+	return why;
+}
+
+struct cfi_space *cfi_space_new(FILE *maps, char **why)
+{
+	struct cfi_space *space = xcalloc(1, sizeof(*space));
+
+	space->dwfl = dwfl_begin(&cfi_callbacks);
+	if (!space->dwfl) {
+		*why = cfi_why("libdwfl", dwfl_errmsg(-1));
+		free(space);
+		return NULL;
+	}
+	dwfl_report_begin(space->dwfl);
+	if (dwfl_linux_proc_maps_report(space->dwfl, maps) != 0 ||
+	    dwfl_report_end(space->dwfl, NULL, NULL) != 0) {
+		*why = cfi_why("the mappings", dwfl_errmsg(-1));
+		cfi_space_free(space);
+		return NULL;
+	}
+	return space;
+}
+
+void cfi_space_free(struct cfi_space *space)
+{
+	if (!space)
+		return;
+	dwfl_end(space->dwfl);
+	free(space);
+}
+
+/* One thread: the copy's */
+static pid_t cfi_next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
+{
+	(void)dwfl;
+	if (*thread_arg)
+		return 0;
+	*thread_arg = arg;
+	return 1;
+}
+
+static bool cfi_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			    void *arg)
+{
+	const struct cfi_copy *copy = ((struct cfi_space *)arg)->copy;
+	uint64_t sp = copy->regs[CFI_REG_RSP];
+
+	(void)dwfl;
+	if (addr < sp || addr - sp > copy->len ||
+	    copy->len - (addr - sp) < sizeof(*result))
+		return false;
+	memcpy(result, copy->stack + (addr - sp), sizeof(*result));
+	return true;
+}
+
+static bool cfi_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct cfi_copy *copy = ((struct cfi_space *)arg)->copy;
+	Dwarf_Word regs[CFI_NR_REGS];
+	int i;
+
+	for (i = 0; i < CFI_NR_REGS; i++)
+		regs[i] = copy->regs[i];
+	if (!dwfl_thread_state_registers(thread, 0, CFI_NR_REGS, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, copy->regs[CFI_REG_RIP]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks cfi_thread_callbacks = {
+	.next_thread = cfi_next_thread,
+	.memory_read = cfi_memory_read,
+	.set_initial_registers = cfi_initial_registers,
+};
+
+static int cfi_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct cfi_space *space = arg;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(frame, &pc, NULL))
+		return DWARF_CB_ABORT;
+	space->pcs[space->nr++] = pc;
+	return space->nr < space->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int cfi_unwind(struct cfi_space *space, const struct cfi_copy *copy,
+	       uint64_t *pcs, int max)
+{
+	if (max <= 0)
+		return 0;
+	if (!space->attached) {
+		/* The architecture from the first module that has one */
+		if (!dwfl_attach_state(space->dwfl, NULL, 1, &cfi_thread_callbacks,
+				       space))
+			return 0;
+		space->attached = true;
+	}
+	space->copy = copy;
+	space->pcs = pcs;
+	space->nr = 0;
+	space->max = max;
+	/* Its end is an error on some systems, and a short unwind here */
+	dwfl_getthread_frames(space->dwfl, 1, cfi_frame, space);
+	space->copy = NULL;
+	return space->nr;
+}
+
+int cfi_fp_walk(const struct cfi_copy *copy, uint64_t *pcs, int max)
+{
+	uint64_t sp = copy->regs[CFI_REG_RSP], fp = copy->regs[CFI_REG_RBP];
+	uint64_t frame[2];
+	int nr = 0;
+
+	if (max <= 0)
+		return 0;
+	pcs[nr++] = copy->regs[CFI_REG_RIP];
+	while (nr < max && fp >= sp && fp % 8 == 0 && fp - sp <= copy->len &&
+	       copy->len - (fp - sp) >= sizeof(frame)) {
+		memcpy(frame, copy->stack + (fp - sp), sizeof(frame));
+		if (!frame[1])
+			break;
+		pcs[nr++] = frame[1];
+		/* The chain goes up the stack, or it loops */
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return nr;
+}

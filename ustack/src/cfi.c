@@ -37,29 +37,20 @@ static const Dwfl_Callbacks cfi_callbacks = {
 	.debuginfo_path = &cfi_debuginfo_path,
 };
 
-static char *cfi_why(const char *what, const char *err)
-{
-	size_t len = strlen(what) + strlen(err) + 3;
-	char *why = xmalloc(len);
-
-	snprintf(why, len, "%s: %s", what, err);
-	return why;
-}
-
 struct cfi_space *cfi_space_new(FILE *maps, char **why)
 {
 	struct cfi_space *space = xcalloc(1, sizeof(*space));
 
 	space->dwfl = dwfl_begin(&cfi_callbacks);
 	if (!space->dwfl) {
-		*why = cfi_why("libdwfl", dwfl_errmsg(-1));
+		*why = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
 		free(space);
 		return NULL;
 	}
 	dwfl_report_begin(space->dwfl);
 	if (dwfl_linux_proc_maps_report(space->dwfl, maps) != 0 ||
 	    dwfl_report_end(space->dwfl, NULL, NULL) != 0) {
-		*why = cfi_why("the mappings", dwfl_errmsg(-1));
+		*why = xasprintf("the mappings: %s", dwfl_errmsg(-1));
 		cfi_space_free(space);
 		return NULL;
 	}

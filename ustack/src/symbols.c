@@ -188,19 +188,6 @@ void symbols_free(struct symbols *syms)
 	binaries_scanned = false;
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		die("out of memory");
-	va_end(ap);
-	return s;
-}
-
 static void set_why(struct file *file, char *why);
 
 static bool same_id(const struct file *file, const unsigned char *id, size_t len)

@@ -58,6 +58,18 @@ void *xrealloc(void *p, size_t size)
 	return p;
 }
 
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	return s;
+}
+
 char *xstrdup(const char *s)
 {
 	char *d = strdup(s);

@@ -695,7 +695,10 @@ static bool parse_frame(const char *s, struct frame *f)
 	return true;
 }
 
-/* "<user stack unwind>", then "cookie=HEX[ lost=N]", then " =>  " frames */
+/*
+ * "<user stack unwind>", then "cookie=HEX[ lost=N]", then " =>  " frames,
+ * then "cut=N" if trace could not print N more of them
+ */
 static bool parse_stack(struct input *in, struct rec *rec)
 {
 	const char *p;
@@ -721,8 +724,20 @@ static bool parse_stack(struct input *in, struct rec *rec)
 		ok = false;
 	}
 	while (next_line(in)) {
+		const char *c = in->line;
 		struct frame f;
+		uint64_t cut;
 
+		/* Frames in the record that trace did not print count as lost */
+		if (word(&c, "cut=")) {
+			if (!u64_at(&c, 10, &cut, NULL) || *c || cut > UINT32_MAX) {
+				malformed(in, "user stack: the line after the frames is not \"cut=N\"");
+				ok = false;
+			} else {
+				rec->lost += cut;
+			}
+			break;
+		}
 		if (strncmp(in->line, " =>  ", 5)) {
 			unread_line(in);
 			break;

@@ -730,12 +730,11 @@ static bool parse_stack(struct input *in, struct rec *rec)
 
 		/* Frames in the record that trace did not print count as lost */
 		if (word(&c, "cut=")) {
-			if (!u64_at(&c, 10, &cut, NULL) || *c || cut > UINT32_MAX) {
+			/* Malformed: said, and the frames kept */
+			if (!u64_at(&c, 10, &cut, NULL) || *c || cut > UINT32_MAX)
 				malformed(in, "user stack: the line after the frames is not \"cut=N\"");
-				ok = false;
-			} else {
+			else
 				rec->lost += cut;
-			}
 			break;
 		}
 		if (strncmp(in->line, " =>  ", 5)) {

@@ -139,6 +139,7 @@ struct report {
 	struct map	*task_cookie;	/* pid -> its struct waiting */
 	struct map	*early;		/* pid -> struct early: its last stack (a copy) */
 	bool		off_cpu, wakers;
+	bool		offsets;	/* --offsets: frames as offset, build-id, path */
 	struct map	*off;		/* pid -> its event OFF_OPEN, off the CPU now */
 	struct map	*wakes;		/* pid -> struct wake: its latest wakeup */
 	unsigned long	losses;		/* REC_LOST records */
@@ -176,6 +177,9 @@ static void usage(bool help)
 		"  --callers RE     the functions calling those whose name RE matches (a regex,\n"
 		"                   anywhere in the name; ^...$ for the whole), with counts and %%\n"
 		"  --callees RE     the functions they call, with counts and %% ([self]: innermost)\n"
+		"  --offsets        (the default view) each frame unsymbolised: its offset in its\n"
+		"                   file, the file's build-id (- if none) and path, to symbolise\n"
+		"                   elsewhere; a caller's frame is its return address\n"
 		"Files, with or without a VIEW (- for standard output):\n"
 		"  --flamegraph FILE  an HTML flame graph, self-contained (click: zoom, search box)\n"
 		"  --pprof FILE       a gzipped profile.proto for pprof (sample type events/count;\n"
@@ -352,6 +356,23 @@ static bool keep_weight(const struct report *rep, const struct event *ev)
 	return ev->ns >= rep->filt.min_ns && (!rep->filt.max_ns || ev->ns <= rep->filt.max_ns);
 }
 
+/* A frame as --offsets prints it: false if it is in no named file */
+static bool print_offset(struct report *rep, const struct frame *f)
+{
+	const struct named *named;
+
+	if (f->ino == 0 || f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK ||
+	    f->ino == USTACK_NOT_REG)
+		return false;
+	named = map_get(rep->paths, f->ino, f->dev);
+	if (!named)
+		return false;
+	printf("    <%016" PRIx64 "> %s ", f->off, named->build_id ? named->build_id : "-");
+	path_escape(stdout, named->path, strlen(named->path));
+	putchar('\n');
+	return true;
+}
+
 /* The frames of a stack, as the default view prints them */
 static void print_frames(struct report *rep, const struct rec *stack, const struct resolved *res)
 {
@@ -360,11 +381,14 @@ static void print_frames(struct report *rep, const struct rec *stack, const stru
 	for (i = 0; i < stack->nr; i++) {
 		const struct frame *f = &stack->frames[i];
 		const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
+		bool raw = rep->offsets;
 		const char *obj = named ? strrchr(named->path, '/') : NULL;
 
 		/* each line ends with the frame's shared object, as perf's */
 		obj = obj ? obj + 1 : named ? named->path : NULL;
-		for (k = 0; k < res[i].n; k++) {
+		if (raw && print_offset(rep, f))
+			continue;
+		for (k = 0; !raw && k < res[i].n; k++) {
 			fputs("    ", stdout);
 			symbols_print(stdout, &res[i].lines[k]);
 			if (obj) {
@@ -374,7 +398,7 @@ static void print_frames(struct report *rep, const struct rec *stack, const stru
 			}
 			putchar('\n');
 		}
-		if (res[i].n)
+		if (res[i].n && !raw)
 			continue;
 		if (f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK ||
 		    f->ino == USTACK_NOT_REG)
@@ -836,6 +860,7 @@ static double now(void)
 enum {
 	OPT_BY_EVENT = 256, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME, OPT_PPROF,
 	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE, OPT_WAKERS,
+	OPT_OFFSETS,
 };
 
 /* -m, -M: microseconds, into nanoseconds */
@@ -1022,6 +1047,7 @@ int cmd_report(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "wakers", no_argument, NULL, OPT_WAKERS },
+		{ "offsets", no_argument, NULL, OPT_OFFSETS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1095,6 +1121,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_WAKERS:
 			rep.wakers = true;
 			break;
+		case OPT_OFFSETS:
+			rep.offsets = true;
+			break;
 		case OPT_STATE:
 			if (!states_parse(optarg, rep.filt.states, sizeof(rep.filt.states)))
 				die("--state %s: give states as letters, S,D,R (also I, T, t, X, Z, P, W)",
@@ -1124,6 +1153,8 @@ int cmd_report(int argc, char **argv)
 		die("--state, -m, -M and --wakers go with --off-cpu");
 	if (rep.filt.max_ns && rep.filt.min_ns > rep.filt.max_ns)
 		die("-m is more than -M: no time off the CPU can pass both");
+	if (rep.offsets && rep.view != VIEW_TEXT)
+		die("--offsets goes with the default view, not --folded, --by-event, --top, --callers or --callees");
 	if (rep.view == VIEW_TEXT && (flame || pprof))
 		rep.view = VIEW_NONE;
 	outputs[0] = flame;

@@ -359,12 +359,9 @@ static bool keep_weight(const struct report *rep, const struct event *ev)
 /* A frame as --offsets prints it: false if it is in no named file */
 static bool print_offset(struct report *rep, const struct frame *f)
 {
-	const struct named *named;
+	/* Only regular files are named: no marker inode gets here */
+	const struct named *named = map_get(rep->paths, f->ino, f->dev);
 
-	if (f->ino == 0 || f->ino == USTACK_NO_VMA || f->ino == USTACK_NO_MM_LOCK ||
-	    f->ino == USTACK_NOT_REG)
-		return false;
-	named = map_get(rep->paths, f->ino, f->dev);
 	if (!named)
 		return false;
 	printf("    <%016" PRIx64 "> %s ", f->off, named->build_id ? named->build_id : "-");
@@ -381,7 +378,7 @@ static void print_frames(struct report *rep, const struct rec *stack, const stru
 	for (i = 0; i < stack->nr; i++) {
 		const struct frame *f = &stack->frames[i];
 		const struct named *named = res[i].n ? map_get(rep->paths, f->ino, f->dev) : NULL;
-		bool raw = rep->offsets;
+		const bool raw = rep->offsets;
 		const char *obj = named ? strrchr(named->path, '/') : NULL;
 
 		/* each line ends with the frame's shared object, as perf's */

@@ -106,6 +106,17 @@ def main(run):
     out.append(f"T2  deferred bytes per frame: {show(get(d, e, 'deferred', 'bpf'))} (must be <= 12); "
                f"bytes per call {show(get(d, e, 'deferred', 'bytes'))} against perf fp,defer's "
                f"{show(get(d, e, 'perf-fp-defer', 'bytes'))}")
+    for c in sorted({int(m[5:]) for _, _, m in rows if m.startswith("copy-")}):
+        for m in (f"copy-{c}", f"perf-dwarf-{c}"):
+            if (d, e, m) in rows:
+                r = rows[(d, e, m)]
+                out.append(f"  {m:16} {r['ns']:9.1f} ns/call  added {show(r['added'], ' ns')}"
+                           f"  {r['bytes']:.1f} B/call")
+        out.append(f"T4  copy of {c} B added / perf dwarf,{c} added: "
+                   f"{ratio(get(d, e, f'copy-{c}', 'added'), get(d, e, f'perf-dwarf-{c}', 'added'))}"
+                   f" (goal < 1); bytes per call: "
+                   f"{ratio(get(d, e, f'copy-{c}', 'bytes'), get(d, e, f'perf-dwarf-{c}', 'bytes'))}"
+                   " (goal <= 1)")
     ev = [get(d, n, "events", "ns") for n in (1, 4)]
     de = [get(d, n, "deferred", "ns") for n in (1, 4)]
     if None not in ev + de:

@@ -837,6 +837,7 @@ static bool series_event(const char *s)
 {
 	return !strncmp(s, "user_unwind_cookie:", 19) || !strncmp(s, "user_unwind_stack:", 18) ||
 	       !strncmp(s, "<user stack unwind>", 19) || !strncmp(s, "inode_cache:", 12) ||
+	       !strncmp(s, "user_unwind_copy:", 17) ||
 	       /* the meta records that start each stream ustress -R saves */
 	       !strncmp(s, "ustress_meta:", 13);
 }
@@ -933,6 +934,9 @@ static int text_next(struct input *in, struct rec *rec)
 		} else if (word(&s, "inode_cache: ")) {
 			if (parse_inode(in, s, rec))
 				return 1;
+		} else if (!strncmp(s, "user_unwind_copy:", 17)) {
+			/* A stack copy's summary: its bytes are in trace.dat only */
+			continue;
 		} else if (!strncmp(s, "user_unwind_cookie:", 19) || !strncmp(s, "inode_cache:", 12) ||
 			   !strncmp(s, "user_unwind_stack:", 18) || !strncmp(s, "<user stack unwind>", 19)) {
 			malformed(in, "%.19s is not in the form the kernel prints", s);

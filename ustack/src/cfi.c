@@ -18,6 +18,7 @@ struct cfi_space {
 	const struct cfi_copy *copy;
 	uint64_t *pcs;
 	int nr, max;
+	bool edge;	/* a read past the copy */
 };
 
 /* The files of the mappings only: [vdso] and the like are not read */
@@ -78,13 +79,18 @@ static pid_t cfi_next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
 static bool cfi_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 			    void *arg)
 {
-	const struct cfi_copy *copy = ((struct cfi_space *)arg)->copy;
+	struct cfi_space *space = arg;
+	const struct cfi_copy *copy = space->copy;
 	uint64_t sp = copy->regs[CFI_REG_RSP];
 
 	(void)dwfl;
 	if (addr < sp || addr - sp > copy->len ||
-	    copy->len - (addr - sp) < sizeof(*result))
+	    copy->len - (addr - sp) < sizeof(*result)) {
+		/* Above the copy: where a longer copy would have gone on */
+		if (addr >= sp)
+			space->edge = true;
 		return false;
+	}
 	memcpy(result, copy->stack + (addr - sp), sizeof(*result));
 	return true;
 }
@@ -97,8 +103,17 @@ static bool cfi_initial_registers(Dwfl_Thread *thread, void *arg)
 
 	for (i = 0; i < CFI_NR_REGS; i++)
 		regs[i] = copy->regs[i];
-	if (!dwfl_thread_state_registers(thread, 0, CFI_NR_REGS, regs))
-		return false;
+	if (!copy->valid) {
+		if (!dwfl_thread_state_registers(thread, 0, CFI_NR_REGS, regs))
+			return false;
+	} else {
+		/* Only those it holds: a register it lacks ends the unwind
+		 * where the CFI needs it, rather than giving a wrong frame */
+		for (i = 0; i < CFI_NR_REGS; i++)
+			if ((copy->valid & (1u << i)) &&
+			    !dwfl_thread_state_registers(thread, i, 1, &regs[i]))
+				return false;
+	}
 	dwfl_thread_state_register_pc(thread, copy->regs[CFI_REG_RIP]);
 	return true;
 }
@@ -121,8 +136,9 @@ static int cfi_frame(Dwfl_Frame *frame, void *arg)
 }
 
 int cfi_unwind(struct cfi_space *space, const struct cfi_copy *copy,
-	       uint64_t *pcs, int max)
+	       uint64_t *pcs, int max, bool *edge)
 {
+	*edge = false;
 	if (max <= 0)
 		return 0;
 	if (!space->attached) {
@@ -136,9 +152,11 @@ int cfi_unwind(struct cfi_space *space, const struct cfi_copy *copy,
 	space->pcs = pcs;
 	space->nr = 0;
 	space->max = max;
+	space->edge = false;
 	/* Its end is an error on some systems, and a short unwind here */
 	dwfl_getthread_frames(space->dwfl, 1, cfi_frame, space);
 	space->copy = NULL;
+	*edge = space->edge;
 	return space->nr;
 }
 

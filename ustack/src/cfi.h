@@ -8,6 +8,7 @@
 #ifndef USTACK_CFI_H
 #define USTACK_CFI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@ enum { CFI_REG_RBP = 6, CFI_REG_RSP = 7, CFI_REG_RIP = 16, CFI_NR_REGS = 17 };
 
 struct cfi_copy {
 	uint64_t regs[CFI_NR_REGS];
+	/* The registers the copy holds, bit n for regs[n]; 0: all of them */
+	uint32_t valid;
 	/* The bytes of the stack from regs[CFI_REG_RSP] on */
 	const unsigned char *stack;
 	size_t len;
@@ -35,10 +38,10 @@ void cfi_space_free(struct cfi_space *space);
 /*
  * The return addresses of the frames of @copy, innermost first (the first
  * is the PC itself), at most @max of them. Returns how many; the unwind
- * ends where the CFI does, or where the copy does.
+ * ends where the CFI does, or where the copy does (then *edge is set).
  */
 int cfi_unwind(struct cfi_space *space, const struct cfi_copy *copy,
-	       uint64_t *pcs, int max);
+	       uint64_t *pcs, int max, bool *edge);
 
 /* The same copy walked by its frame-pointer chain only, for comparison */
 int cfi_fp_walk(const struct cfi_copy *copy, uint64_t *pcs, int max);

@@ -70,6 +70,9 @@ struct input {
 	struct tracecmd_input	*tc;
 	struct tep_handle	*tep;
 	struct tep_event	*ev_cookie, *ev_stack, *ev_inode;
+	struct tep_event	*ev_copy;	/* user_unwind_copy, on kernels that have it */
+	struct copy_unwinder	*unwinder;
+	struct stack_frames	sf;
 	int			ncpus;
 	struct tep_record	**peek;		/* the next record of each CPU */
 	struct tep_record	*cur;		/* taken, its loss not yet given */
@@ -223,6 +226,9 @@ static void dat_open(struct input *in, const char *path)
 	    !tep_find_field(in->ev_inode, "ino") || !tep_find_field(in->ev_inode, "dev") ||
 	    !tep_find_field(in->ev_inode, "err") || !tep_find_field(in->ev_inode, "path"))
 		die("%s: the formats of the series' events lack a field ustack reads", in->name);
+	in->ev_copy = tep_find_event_by_name(in->tep, "ftrace", "user_unwind_copy");
+	if (in->ev_copy && !copy_format_lacks(in->ev_copy))
+		in->unwinder = copy_unwinder_new();
 	in->peek = xcalloc((size_t)in->ncpus, sizeof(*in->peek));
 	for (int cpu = 0; cpu < in->ncpus; cpu++)
 		in->peek[cpu] = tracecmd_read_cpu_first(in->tc, cpu);
@@ -254,23 +260,40 @@ static const unsigned char *dat_array(struct input *in, struct tep_event *ev,
 	return p;
 }
 
+/*
+ * The copy of the stack's top that follows the stack on its CPU, with its
+ * cookie, is unwound into the stack's frames and taken with it
+ */
+static void dat_copy(struct input *in, struct tep_record *stack, struct rec *rec)
+{
+	struct tep_record *r = in->peek[stack->cpu];
+	const char *why = NULL;
+	uint64_t cookie;
+
+	if (!r || r->missed_events || tep_find_event_by_record(in->tep, r) != in->ev_copy ||
+	    !copy_cookie(in->ev_copy, r, &cookie) || cookie != in->sf.cookie)
+		return;
+	in->peek[stack->cpu] = tracecmd_read_data(in->tc, stack->cpu);
+	if (!copy_merge(in->unwinder, in->ev_copy, r, &in->sf, &rec->copy_edge, &why))
+		malformed(in, "user_unwind_copy: %s", why);
+	tracecmd_free_record(r);
+}
+
 static bool dat_stack(struct input *in, struct tep_record *r, struct rec *rec)
 {
-	struct stack_frames sf = { .frames = in->frames, .cap = in->frames_cap };
 	const char *why = NULL;
-	bool ok = stack_decode(in->ev_stack, r, &sf, &why);
 
-	in->frames = sf.frames;
-	in->frames_cap = sf.cap;
-	if (!ok) {
+	if (!stack_decode(in->ev_stack, r, &in->sf, &why)) {
 		malformed(in, "user_unwind_stack: %s", why);
 		return false;
 	}
+	if (in->unwinder)
+		dat_copy(in, r, rec);
 	rec->type = REC_STACK;
-	rec->cookie = sf.cookie;
-	rec->lost = sf.lost;
-	rec->nr = sf.nr;
-	rec->frames = in->frames;
+	rec->cookie = in->sf.cookie;
+	rec->lost = in->sf.lost;
+	rec->nr = in->sf.nr;
+	rec->frames = in->sf.frames;
 	return true;
 }
 
@@ -324,6 +347,9 @@ static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 	} else {
 		rec->path = set_path(in, (const char *)p, len);
 	}
+	if (in->unwinder)
+		copy_unwinder_name(in->unwinder, rec->ino, rec->dev, rec->path,
+				   rec->build_id, rec->build_id_len);
 	return true;
 }
 
@@ -360,6 +386,9 @@ static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 		return dat_stack(in, r, rec);
 	if (ev == in->ev_inode)
 		return dat_inode(in, r, rec);
+	/* A copy that did not follow its stack: it asks for no stack */
+	if (ev == in->ev_copy)
+		return false;
 	trace_seq_reset(&in->seq);
 	tep_print_event(in->tep, &in->seq, r, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
 	trace_seq_terminate(&in->seq);
@@ -673,7 +702,10 @@ static bool parse_cookie(struct input *in, const char *s, struct rec *rec)
 	return true;
 }
 
-/* " =>  <%016llx> : INODE|-1|-2|-3 : MAJOR:MINOR" */
+/*
+ * " =>  <%016llx> : INODE|-1|-2|-3 : MAJOR:MINOR", and " cfi" after it in
+ * ustack record's output when the CFI unwind of the stack's copy found it
+ */
 static bool parse_frame(const char *s, struct frame *f)
 {
 	uint64_t ma, mi;
@@ -689,7 +721,10 @@ static bool parse_frame(const char *s, struct frame *f)
 	else if (!u64_at(&s, 10, &f->ino, NULL))
 		return false;
 	if (!word(&s, " : ") || !u64_at(&s, 10, &ma, NULL) || !word(&s, ":") ||
-	    !u64_at(&s, 10, &mi, NULL) || *s || ma > 0xfff || mi > 0xfffff)
+	    !u64_at(&s, 10, &mi, NULL) || ma > 0xfff || mi > 0xfffff)
+		return false;
+	f->cfi = word(&s, " cfi");
+	if (*s)
 		return false;
 	f->dev = KDEV(ma, mi);
 	return true;
@@ -697,7 +732,8 @@ static bool parse_frame(const char *s, struct frame *f)
 
 /*
  * "<user stack unwind>", then "cookie=HEX[ lost=N]", then " =>  " frames,
- * then "cut=N" if trace could not print N more of them
+ * then "cut=N" if trace could not print N more of them; in ustack record's
+ * output, "copy=edge" when the CFI unwind of its copy ran off the copy
  */
 static bool parse_stack(struct input *in, struct rec *rec)
 {
@@ -728,6 +764,10 @@ static bool parse_stack(struct input *in, struct rec *rec)
 		struct frame f;
 		uint64_t cut;
 
+		if (!strcmp(c, "copy=edge")) {
+			rec->copy_edge = true;
+			continue;
+		}
 		/* Frames in the record that trace did not print count as lost */
 		if (word(&c, "cut=")) {
 			/* Malformed: said, and the frames kept */
@@ -1216,6 +1256,8 @@ int input_close(struct input *in)
 	free(in->line);
 	free(in->ahead);
 	free(in->frames);
+	stack_frames_free(&in->sf);
+	copy_unwinder_free(in->unwinder);
 	free(in->path);
 	free(in);
 	return ret;

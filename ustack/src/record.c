@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <event-parse.h>
+#include <kbuffer.h>
 #include <tracefs.h>
 
 #include "ustack.h"
@@ -31,11 +32,36 @@
 #define WAKER_EVENT	"sched:sched_waking"
 #define POLL_NS		100000000L
 #define KILL_AFTER_S	5	/* after the first signal, SIGKILL the command */
+#define COPY_FILE	"userstacktrace_copy"
+#define DEFAULT_COPY	8192	/* bytes: whole stacks of Debian's own programs */
+#define MAX_CPUS	1024
+
+/* A CPU's trace_pipe_raw, and the sub-buffer being read from it */
+struct raw_cpu {
+	int			fd;
+	struct kbuffer		*kbuf;
+	void			*page;
+	bool			have_page;	/* kbuf holds a sub-buffer */
+	bool			loaded;		/* kbuf holds a record not given yet */
+	struct tep_record	rec;
+};
+
+/* A stack held until the record after it on its CPU: its copy, or not */
+struct held {
+	struct tep_record	rec;	/* its own copy of the data */
+	int			pid;
+};
 
 struct recorder {
 	struct tep_handle	*tep;
 	struct tep_event	*cookie, *stack, *inode;
+	struct tep_event	*copy;		/* user_unwind_copy, when copies are on */
+	struct copy_unwinder	*unwinder;
+	struct held		*held[MAX_CPUS];
+	unsigned int		nheld;
 	struct stack_frames	frames;		/* the stack being printed */
+	char			*path;		/* an inode_cache path, unescaped */
+	unsigned long		copies, copy_frames;
 	struct trace_seq	seq;
 	FILE			*out;
 	unsigned long		records, stacks, lost;
@@ -45,7 +71,10 @@ struct recorder {
 	bool			build_id;	/* inode_cache has the build_id field */
 	bool			build_id_state;	/* and build_id_state */
 	struct timespec		deadline;	/* -d: when the run ends; 0: none */
-	uint64_t		cpu_lost[1024];
+	uint64_t		cpu_lost[MAX_CPUS];
+	struct raw_cpu		*raw;		/* each CPU's trace_pipe_raw */
+	int			ncpus;
+	size_t			subbuf;		/* bytes a read of one gives */
 };
 
 static struct tracefs_instance *instance;
@@ -89,6 +118,11 @@ static void usage(bool help)
 		"                   those), and the clock is one that CPUs share (mono)\n"
 		"  --wakers         --off-cpu, and sched:sched_waking asks for the stack of the\n"
 		"                   task that wakes another (for ustack report --wakers)\n"
+		"  --copy BYTES     with each stack, copy this much of the top of the user\n"
+		"                   stack, and unwind it with the CFI (.eh_frame) of the\n"
+		"                   mapped files: whole stacks through code built without\n"
+		"                   frame pointers (default %d; 0: frame pointers only;\n"
+		"                   at most 32768; needs CAP_PERFMON)\n"
 		"A COMMAND run ends when it exits.  On SIGINT, SIGTERM or SIGHUP, or at the\n"
 		"end of -d, the command gets SIGINT; it is killed after %d s, or at a second\n"
 		"signal.  With -p or -a the run ends at a signal, at the end of -d, or (-p)\n"
@@ -97,7 +131,7 @@ static void usage(bool help)
 		"even when ustack itself is killed (a watchdog process does it).\n"
 		"Exit status: the command's (128+N after signal N), 0 when -d ended it;\n"
 		"0 for -p and -a, however they end; 2 on an error.\n",
-		KILL_AFTER_S);
+		DEFAULT_COPY, KILL_AFTER_S);
 	exit(help ? 0 : 2);
 }
 
@@ -272,14 +306,18 @@ static const void *array(struct tep_event *ev, const char *name, struct tep_reco
 	return p;
 }
 
-static void print_stack(struct recorder *r, struct tep_record *rec)
+/* A stack, and the copy that follows it (or NULL) unwound into it */
+static void print_stack(struct recorder *r, struct tep_record *rec, struct tep_record *copy)
 {
 	const char *why = NULL;
+	bool edge = false;
 
 	if (!stack_decode(r->stack, rec, &r->frames, &why)) {
 		warnx_("a user_unwind_stack record is malformed (%s): left out", why);
 		return;
 	}
+	if (copy && !copy_merge(r->unwinder, r->copy, copy, &r->frames, &edge, &why))
+		warnx_("a user_unwind_copy record is malformed (%s): its stack is the kernel's", why);
 	fprintf(r->out, "<user stack unwind>\ncookie=%" PRIx64, r->frames.cookie);
 	if (r->frames.lost)
 		fprintf(r->out, " lost=%" PRIu64, r->frames.lost);
@@ -296,8 +334,12 @@ static void print_stack(struct recorder *r, struct tep_record *rec)
 			fputs("-3", r->out);
 		else
 			fprintf(r->out, "%" PRIu64, f->ino);
-		fprintf(r->out, " : %u:%u\n", KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev));
+		fprintf(r->out, " : %u:%u%s\n", KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev),
+			f->cfi ? " cfi" : "");
+		r->copy_frames += f->cfi;
 	}
+	if (edge)
+		fputs("copy=edge\n", r->out);
 	r->stacks++;
 }
 
@@ -329,6 +371,20 @@ static void print_inode(struct recorder *r, struct tep_record *rec)
 	else
 		/* The kernel escaped the path already; keep it one line anyway */
 		fprintf(r->out, "path=%.*s\n", (int)strnlen(path, len), path);
+	if (r->unwinder) {
+		const unsigned char *id = NULL;
+		size_t n = 0;
+
+		if (!err && path && len) {
+			free(r->path);
+			r->path = xasprintf("%.*s", (int)strnlen(path, len), path);
+			path_unescape(r->path);
+		}
+		if (r->build_id)
+			id = array(r->inode, "build_id", rec, 1, &n);
+		copy_unwinder_name(r->unwinder, val(r->inode, "ino", rec), dev,
+				   !err && path && len ? r->path : NULL, id, n);
+	}
 }
 
 static void print_other(struct recorder *r, struct tep_record *rec)
@@ -344,11 +400,83 @@ static void print_other(struct recorder *r, struct tep_record *rec)
 	fprintf(r->out, "%s\n", r->seq.buffer);
 }
 
+static uint64_t stack_cookie(struct recorder *r, struct tep_record *rec)
+{
+	unsigned long long v = 0;
+	const char *why;
+
+	return field_num(r->stack, rec, "cookie", &v, &why) ? v : 0;
+}
+
+static void hold(struct recorder *r, struct tep_record *rec, int cpu, int pid)
+{
+	struct held *h = xcalloc(1, sizeof(*h));
+
+	h->rec.ts = rec->ts;
+	h->rec.cpu = cpu;
+	h->rec.size = rec->size;
+	h->rec.data = xmalloc(rec->size ? rec->size : 1);
+	memcpy(h->rec.data, rec->data, rec->size);
+	h->pid = pid;
+	r->held[cpu] = h;
+	r->nheld++;
+}
+
+/* The stack held on @cpu printed, with @copy unwound into it (or NULL) */
+static void release(struct recorder *r, int cpu, struct tep_record *copy)
+{
+	struct held *h = r->held[cpu];
+
+	r->held[cpu] = NULL;
+	r->nheld--;
+	print_head(r, &h->rec, h->pid);
+	print_stack(r, &h->rec, copy);
+	free(h->rec.data);
+	free(h);
+}
+
+/*
+ * Before a record of @pid on @cpu: a stack held on another CPU for the
+ * same task goes first (its copy went elsewhere, or is not coming), so
+ * that each task's records keep their order
+ */
+static void release_task(struct recorder *r, int cpu, int pid)
+{
+	for (int c = 0; r->nheld && c < MAX_CPUS; c++)
+		if (c != cpu && r->held[c] && r->held[c]->pid == pid)
+			release(r, c, NULL);
+}
+
+static void release_all(struct recorder *r)
+{
+	for (int c = 0; r->nheld && c < MAX_CPUS; c++)
+		if (r->held[c])
+			release(r, c, NULL);
+}
+
 static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void *ctx)
 {
 	struct recorder *r = ctx;
 	int pid = tep_data_pid(r->tep, rec);
+	bool own_cpu = cpu >= 0 && cpu < MAX_CPUS;
 
+	if (r->nheld) {
+		uint64_t cookie;
+
+		release_task(r, cpu, pid);
+		if (own_cpu && r->held[cpu]) {
+			/* The copy of the held stack: the two as one stack */
+			if (ev == r->copy && !rec->missed_events && pid == r->held[cpu]->pid &&
+			    copy_cookie(ev, rec, &cookie) && stack_cookie(r, &r->held[cpu]->rec) == cookie) {
+				release(r, cpu, rec);
+				r->copies++;
+				print_head(r, rec, pid);
+				print_other(r, rec);
+				goto done;
+			}
+			release(r, cpu, NULL);
+		}
+	}
 	if (rec->missed_events) {
 		if (rec->missed_events > 0) {
 			fprintf(r->out, "CPU:%d [LOST %lld EVENTS]\n", cpu, rec->missed_events);
@@ -359,16 +487,21 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 			fprintf(r->out, "CPU:%d [EVENTS DROPPED]\n", cpu);
 		}
 	}
+	if (ev == r->stack && r->unwinder && own_cpu) {
+		hold(r, rec, cpu, pid);
+		goto done;
+	}
 	print_head(r, rec, pid);
 	if (ev == r->cookie)
 		fprintf(r->out, "user_unwind_cookie: cookie=%" PRIx64 "\n",
 			val(ev, "cookie", rec));
 	else if (ev == r->stack)
-		print_stack(r, rec);
+		print_stack(r, rec, NULL);
 	else if (ev == r->inode)
 		print_inode(r, rec);
 	else
 		print_other(r, rec);
+done:
 	r->records++;
 	if (r->draining)
 		return 0;
@@ -384,6 +517,105 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * The raw buffers, read as libtracefs's tracefs_iterate_raw_events() does,
+ * but in sub-buffers of any size (libtracefs 1.6 reads pages only, and the
+ * copies need larger ones): every CPU's records in time order, until each
+ * CPU has nothing more to give.  What a stopped pass leaves is kept for
+ * the next.
+ */
+static void open_raw(struct recorder *r)
+{
+	char *s = tracefs_instance_file_read(instance, "buffer_subbuf_size_kb", NULL);
+	long page = sysconf(_SC_PAGESIZE);
+
+	r->subbuf = s ? strtoul(s, NULL, 10) * 1024 : 0;
+	free(s);
+	if (r->subbuf < (size_t)page)
+		r->subbuf = (size_t)page;
+	r->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (r->ncpus > MAX_CPUS)
+		r->ncpus = MAX_CPUS;
+	r->raw = xcalloc((size_t)r->ncpus, sizeof(*r->raw));
+	for (int cpu = 0; cpu < r->ncpus; cpu++) {
+		struct raw_cpu *c = &r->raw[cpu];
+		char file[64], *path;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+		path = tracefs_instance_get_file(instance, file);
+		c->fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+		tracefs_put_tracing_file(path);
+		/* A CPU that is not there has no file */
+		if (c->fd < 0)
+			continue;
+		c->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+					tep_is_bigendian() ? KBUFFER_ENDIAN_BIG :
+					KBUFFER_ENDIAN_LITTLE);
+		c->page = xmalloc(r->subbuf);
+		c->rec.cpu = cpu;
+	}
+}
+
+static void close_raw(struct recorder *r)
+{
+	for (int cpu = 0; cpu < r->ncpus; cpu++) {
+		if (r->raw[cpu].fd < 0)
+			continue;
+		close(r->raw[cpu].fd);
+		kbuffer_free(r->raw[cpu].kbuf);
+		free(r->raw[cpu].page);
+	}
+	free(r->raw);
+}
+
+/* The CPU's next record, reading a sub-buffer if need be: false if none */
+static bool raw_peek(struct recorder *r, struct raw_cpu *c)
+{
+	unsigned long long ts;
+	void *data;
+
+	if (c->loaded)
+		return true;
+	if (c->fd < 0)
+		return false;
+	data = c->have_page ? kbuffer_next_event(c->kbuf, &ts) : NULL;
+	c->rec.missed_events = 0;
+	while (!data) {
+		ssize_t n = read(c->fd, c->page, r->subbuf);
+
+		if (n <= 0)
+			return false;
+		c->have_page = kbuffer_load_subbuffer(c->kbuf, c->page) >= 0;
+		if (!c->have_page)
+			continue;
+		c->rec.missed_events = kbuffer_missed_events(c->kbuf);
+		data = kbuffer_read_event(c->kbuf, &ts);
+	}
+	c->rec.ts = ts;
+	c->rec.data = data;
+	c->rec.size = kbuffer_event_size(c->kbuf);
+	c->loaded = true;
+	return true;
+}
+
+static void read_raw(struct recorder *r)
+{
+	for (;;) {
+		struct raw_cpu *best = NULL;
+		struct tep_event *ev;
+
+		for (int cpu = 0; cpu < r->ncpus; cpu++)
+			if (raw_peek(r, &r->raw[cpu]) && (!best || r->raw[cpu].rec.ts < best->rec.ts))
+				best = &r->raw[cpu];
+		if (!best)
+			return;
+		best->loaded = false;
+		ev = tep_find_event_by_record(r->tep, &best->rec);
+		if (ev && on_record(ev, &best->rec, best->rec.cpu, r))
+			return;
+	}
 }
 
 /* Events the ring buffer dropped or overwrote, that no record reported */
@@ -412,6 +644,45 @@ static void report_unseen_losses(struct recorder *r)
 			r->lost += lost - r->cpu_lost[cpu];
 		}
 	}
+}
+
+/*
+ * The copy of the stack's top with each stack, in sub-buffers that hold
+ * it (the instance is ustack's own, and goes at the end).  Without the
+ * file, or without CAP_PERFMON, the default gives way to frame pointers
+ * only; a size the user gave does not.
+ */
+static void set_copy(struct recorder *r, unsigned long long copy, bool given)
+{
+	const char *why = NULL;
+	char buf[32];
+	int err = 0;
+
+	if (!tracefs_file_exists(instance, COPY_FILE)) {
+		why = "this kernel has no " COPY_FILE;
+	} else {
+		snprintf(buf, sizeof(buf), "%llu", copy);
+		if (tracefs_instance_file_write(instance, COPY_FILE, buf) < 0) {
+			err = errno;
+			why = err == EPERM ? "setting " COPY_FILE " needs CAP_PERFMON" :
+			      err == EOPNOTSUPP ? "this kernel records no user registers "
+						  "(x86-64 with CONFIG_PERF_EVENTS only)" :
+			      strerror(err);
+		}
+	}
+	if (why && given)
+		die("--copy: %s", why);
+	if (why) {
+		warnx_("no copies of the stack's top (%s): frames by frame pointers only; "
+		       "--copy 0 says so without this warning", why);
+		return;
+	}
+	/* The copy, its mappings and the record's head in one sub-buffer */
+	snprintf(buf, sizeof(buf), "%u", copy + 2048 > 8192 ? copy + 2048 > 16384 ?
+		 copy + 2048 > 32768 ? 64 : 32 : 16 : 8);
+	if (tracefs_file_exists(instance, "buffer_subbuf_size_kb"))
+		write_file("buffer_subbuf_size_kb", buf, "set the sub-buffer size for the copies");
+	r->unwinder = copy_unwinder_new();
 }
 
 static pid_t start_command(char **argv, int *go, int *exec_err)
@@ -616,7 +887,8 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	int opt, go = -1, exec_err = -1, status = 0, e;
 	bool all = false, have_cmd, exited = false, ended_by_time = false, targets_exited = false;
-	bool off_cpu = false, wakers = false;
+	bool off_cpu = false, wakers = false, copy_given = false;
+	unsigned long long copy = DEFAULT_COPY;
 	pid_t child = -1, watchdog;
 
 	static const struct option longopts[] = {
@@ -624,6 +896,7 @@ int cmd_record(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wakers", no_argument, NULL, 'W' },
+		{ "copy", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -660,6 +933,11 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'W':
 			off_cpu = wakers = true;
+			break;
+		case 'C':
+			if (!parse_uint(optarg, 32768, &copy))
+				die("--copy: '%s' is not a number of bytes from 0 to 32768", optarg);
+			copy_given = true;
 			break;
 		case 'h':
 			usage(true);
@@ -708,6 +986,8 @@ int cmd_record(int argc, char **argv)
 		snprintf(pidbuf, sizeof(pidbuf), "%llu", buffer_kb);
 		write_file("buffer_size_kb", pidbuf, "set the buffer size");
 	}
+	if (copy)
+		set_copy(&r, copy, copy_given);
 	/* A task leaves the CPU on one CPU and comes back on another */
 	if (off_cpu && tracefs_instance_file_write(instance, "trace_clock", "mono") < 0)
 		write_file("trace_clock", "global", "set a clock that CPUs share");
@@ -738,9 +1018,16 @@ int cmd_record(int argc, char **argv)
 	if (stack_format_lacks(r.stack))
 		die("this kernel's user_unwind_stack has no field %s: ustack reads the layout "
 		    "of series v8 and later", stack_format_lacks(r.stack));
+	if (r.unwinder) {
+		r.copy = tep_find_event_by_name(r.tep, "ftrace", "user_unwind_copy");
+		if (!r.copy || copy_format_lacks(r.copy))
+			die("this kernel has " COPY_FILE " but no user_unwind_copy event that "
+			    "ustack can read");
+	}
 	r.build_id = tep_find_field(r.inode, "build_id") != NULL;
 	r.build_id_state = tep_find_field(r.inode, "build_id_state") != NULL;
 
+	open_raw(&r);
 	r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!r.out)
 		die("cannot write %s: %s", out_path, strerror(errno));
@@ -819,7 +1106,7 @@ int cmd_record(int argc, char **argv)
 
 	while (!exited) {
 		r.comms_fresh = false;
-		tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
+		read_raw(&r);
 		if (have_cmd && waitpid(child, &status, WNOHANG) == child)
 			break;
 		if (!ended_by_time && time_up(&r.deadline))
@@ -848,7 +1135,8 @@ int cmd_record(int argc, char **argv)
 	/* What was recorded after the last pass: everything, signals or not */
 	r.comms_fresh = false;
 	r.draining = true;
-	tracefs_iterate_raw_events(r.tep, instance, NULL, 0, on_record, &r);
+	read_raw(&r);
+	release_all(&r);
 	report_unseen_losses(&r);
 
 	fprintf(r.out, "# ustack record: ended (%s): %lu records, %lu stacks, %lu events lost\n",
@@ -859,8 +1147,14 @@ int cmd_record(int argc, char **argv)
 		die("cannot write %s: %s", out_path, strerror(errno));
 	fprintf(stderr, "ustack: %lu records, %lu stacks, %lu events lost, written to %s\n",
 		r.records, r.stacks, r.lost, out_path);
+	if (r.unwinder)
+		fprintf(stderr, "ustack: %lu stacks with a copy of their top; %lu frames found "
+			"by its CFI unwind\n", r.copies, r.copy_frames);
 	trace_seq_destroy(&r.seq);
-	free(r.frames.frames);
+	stack_frames_free(&r.frames);
+	copy_unwinder_free(r.unwinder);
+	free(r.path);
+	close_raw(&r);
 	map_free(r.proc_tried, NULL);
 	tep_free(r.tep);
 	for (i = 0; i < nevents; i++)

@@ -153,6 +153,9 @@ struct report {
 	struct {
 		unsigned long events, with_stack, no_stack, no_stack_lost, no_cookie;
 		unsigned long stacks, stacks_no_cookie, cookies_no_event, frames, cut;
+		/* frames the CFI unwind of a stack copy found; stacks whose
+		 * unwind ran off the copy's end */
+		unsigned long cfi_frames, copy_edge;
 		unsigned long stacks_early;	/* joined to a cookie that came after */
 		uint64_t lost, lost_unknown;
 		unsigned long switches, no_end, other_events, wakeups, woken, zero, flagless;
@@ -731,6 +734,9 @@ static void on_stack(struct report *rep, const struct rec *rec)
 
 	rep->n.stacks++;
 	rep->n.frames += rec->nr;
+	for (size_t i = 0; i < rec->nr; i++)
+		rep->n.cfi_frames += rec->frames[i].cfi;
+	rep->n.copy_edge += rec->copy_edge;
 	if (rec->lost)
 		rep->n.cut++;
 	/*
@@ -817,6 +823,11 @@ static void summary(struct report *rep, const char *format)
 		"%zu inodes never named, %zu paths now name another file, "
 		"%zu files replaced (build-id differs)\n",
 		st.resolved, st.unresolved, st.files, st.unknown_inodes, st.changed, st.replaced);
+	if (rep->n.cfi_frames || rep->n.copy_edge)
+		fprintf(stderr, "ustack: %lu frames: %lu by frame pointers, %lu by the CFI of the "
+			"stack copies; %lu stacks ended at the edge of their copy\n",
+			rep->n.frames, rep->n.frames - rep->n.cfi_frames, rep->n.cfi_frames,
+			rep->n.copy_edge);
 	if (rep->losses)
 		fprintf(stderr, "ustack: the ring buffer lost events %lu times: %" PRIu64
 			" events%s\n", rep->losses, rep->n.lost,

@@ -8,6 +8,9 @@
  * The fields are found by name in the event's format, so that a layout
  * that moves them needs no change here.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include <event-parse.h>
 
 #include "ustack.h"
@@ -100,9 +103,31 @@ bool stack_decode(struct tep_event *ev, struct tep_record *r, struct stack_frame
 				     tep_read_number(tep, off + 4 * i, 4);
 		out->frames[i].ino = tep_read_number(tep, ino + 8 * k, 8);
 		out->frames[i].dev = (uint32_t)tep_read_number(tep, dev + 4 * k, 4);
+		out->frames[i].cfi = false;
 	}
+	if (nino > out->files_cap) {
+		out->files_cap = nino * 2;
+		out->inodes = xrealloc(out->inodes, out->files_cap * sizeof(*out->inodes));
+		out->bases = xrealloc(out->bases, out->files_cap * sizeof(*out->bases));
+		out->devs = xrealloc(out->devs, out->files_cap * sizeof(*out->devs));
+	}
+	for (size_t k = 0; k < nino; k++) {
+		out->inodes[k] = tep_read_number(tep, ino + 8 * k, 8);
+		out->bases[k] = tep_read_number(tep, base + 8 * k, 8);
+		out->devs[k] = (uint32_t)tep_read_number(tep, dev + 4 * k, 4);
+	}
+	out->nfiles = nino;
 	out->nr = noff;
 	out->cookie = cookie;
 	out->lost = lost;
 	return true;
+}
+
+void stack_frames_free(struct stack_frames *sf)
+{
+	free(sf->frames);
+	free(sf->inodes);
+	free(sf->bases);
+	free(sf->devs);
+	memset(sf, 0, sizeof(*sf));
 }

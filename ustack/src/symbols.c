@@ -242,7 +242,7 @@ static const char DELETED[] = " (deleted)";
  * that mapping's line of /proc/self/maps.  stat() may say otherwise: on
  * overlayfs it gives a device of overlayfs's own, on NFS another inode.
  */
-static int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi)
+int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned long start, end;

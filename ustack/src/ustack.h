@@ -28,6 +28,9 @@ struct frame {
 	uint64_t	off;	/* file offset, or address when not in a file */
 	uint64_t	ino;
 	uint32_t	dev;
+	/* Found by the CFI unwind of the stack's copy, not by the kernel's
+	 * frame-pointer walk */
+	bool		cfi;
 };
 
 /* A user_unwind_stack record, decoded by stack_decode() (stackrec.c) */
@@ -37,6 +40,10 @@ struct stack_frames {
 	struct frame	*frames;	/* innermost first; grown as needed */
 	size_t		nr;
 	size_t		cap;
+	/* The record's files, which a user_unwind_copy's mappings index */
+	uint64_t	*inodes, *bases;
+	uint32_t	*devs;
+	size_t		nfiles, files_cap;
 };
 
 struct tep_event;
@@ -50,6 +57,32 @@ const unsigned char *field_array(struct tep_event *ev, struct tep_record *r,
 				 const char **why);
 bool stack_decode(struct tep_event *ev, struct tep_record *r, struct stack_frames *out,
 		  const char **why);
+void stack_frames_free(struct stack_frames *sf);
+
+/*
+ * copy.c: a user_unwind_copy (the top of the user stack, the registers and
+ * the executable mappings) unwound with the CFI of the mapped files, and
+ * merged into the frame-pointer frames of the stack it follows.
+ */
+struct copy_unwinder;
+struct copy_unwinder *copy_unwinder_new(void);
+void copy_unwinder_free(struct copy_unwinder *u);
+/* A file as inode_cache names it: the path unescaped, or NULL; its
+ * build-id, or NULL when the trace gives none */
+void copy_unwinder_name(struct copy_unwinder *u, uint64_t ino, uint32_t dev, const char *path,
+			const unsigned char *build_id, size_t build_id_len);
+/* The field of user_unwind_copy that the format lacks, or NULL */
+const char *copy_format_lacks(struct tep_event *ev);
+/* The copy's cookie: false if the record is too short for it */
+bool copy_cookie(struct tep_event *ev, struct tep_record *r, uint64_t *cookie);
+/*
+ * The frames of @stack, which the copy @r follows, replaced by those the
+ * CFI unwind finds up to the first frame both agree on, and the stack's
+ * frames from there.  *edge: the unwind stopped at the copy's end.  False
+ * with *why when the record is malformed (the stack is left as it was).
+ */
+bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record *r,
+		struct stack_frames *stack, bool *edge, const char **why);
 
 enum rec_type {
 	REC_EVENT,	/* any event that may ask for a stack */
@@ -78,6 +111,7 @@ struct rec {
 	uint64_t	lost;		/* REC_STACK: frames cut; REC_LOST: events */
 	size_t		nr;		/* REC_STACK */
 	struct frame	*frames;	/* REC_STACK, innermost first */
+	bool		copy_edge;	/* REC_STACK: the CFI unwind of its copy ran off its end */
 	uint64_t	ino;		/* REC_INODE */
 	uint32_t	dev;		/* REC_INODE */
 	int		err;		/* REC_INODE: no path, -errno */
@@ -143,6 +177,9 @@ void output_flush_stdout(void);
 int output_close_stdout(void);
 
 /* symbols.c */
+/* The inode and device the kernel gives a mapping of the file at @path
+ * (overlayfs's stat gives others): 0, or -1 */
+int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi);
 struct symbols;
 struct symbols *symbols_new(void);
 void symbols_free(struct symbols *syms);

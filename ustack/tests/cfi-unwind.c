@@ -58,6 +58,7 @@ int main(int argc, char **argv)
 	FILE *maps, *regs;
 	char *why = NULL;
 	int i, nr;
+	bool edge;
 
 	if (argc != 4)
 		die("usage: cfi-unwind MAPS REGS STACK");
@@ -82,8 +83,8 @@ int main(int argc, char **argv)
 	fclose(maps);
 	if (!space)
 		die("%s: %s", argv[1], why);
-	nr = cfi_unwind(space, &copy, pcs, MAX_FRAMES);
-	print_pcs("cfi", pcs, nr);
+	nr = cfi_unwind(space, &copy, pcs, MAX_FRAMES, &edge);
+	print_pcs(edge ? "cfi-edge" : "cfi", pcs, nr);
 	nr = cfi_fp_walk(&copy, pcs, MAX_FRAMES);
 	print_pcs("fp", pcs, nr);
 	cfi_space_free(space);

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ustack: a user_unwind_copy record unwound with the CFI of the mapped
+ * files, and merged into the frame-pointer frames of its stack.
+ *
+ * The copy follows its stack, with the same cookie, and holds the user
+ * registers at kernel entry (perf's PERF_SAMPLE_REGS_USER order: bx, bp,
+ * sp, ip, r12 to r15), the top of the user stack, and the task's
+ * executable file mappings: mapping i starts at map_starts[i], is
+ * map_lens[i] bytes long, maps file map_files[i] of the stack (its index
+ * in the stack's inodes[], bases[] and devs[]) from offset
+ * bases[map_files[i]] + map_offsets[i].  inode_cache named those files
+ * before the stack, so each mapping has its path.
+ *
+ * libdwfl is given the mappings as /proc/PID/maps lines, each from where
+ * its file's offset 0 lies, which is where the file's first PT_LOAD is for
+ * the ELF files a loader maps.  A set of mappings is opened once, and kept
+ * by its lines (most stacks of a process share one).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <elfutils/libdwelf.h>
+#include <event-parse.h>
+#include <gelf.h>
+#include <glib.h>
+
+#include "cfi.h"
+#include "ustack.h"
+
+#define MAX_FRAMES	512
+#define MAX_SPACES	256	/* sets of mappings kept open */
+#define PERF_REGS	8	/* bx, bp, sp, ip, r12 to r15 */
+
+/* The DWARF number of each register of the copy, in its order */
+static const int copy_dwarf_reg[PERF_REGS] = { 3, CFI_REG_RBP, CFI_REG_RSP, CFI_REG_RIP,
+					       12, 13, 14, 15 };
+
+/* A file inode_cache named */
+struct copy_file {
+	char		*path;
+	unsigned char	build_id[20];
+	size_t		build_id_len;	/* 0: the trace gives none */
+	uint64_t	ino;
+	uint32_t	dev;
+	enum { FILE_UNCHECKED, FILE_SAME, FILE_OTHER } state;
+};
+
+struct copy_unwinder {
+	GHashTable	*paths;		/* "ino:dev" -> struct copy_file */
+	GHashTable	*spaces;	/* the maps lines -> struct cfi_space (or NULL) */
+	GString		*key;
+	uint64_t	pcs[MAX_FRAMES];
+	struct frame	cfi[MAX_FRAMES];
+	struct frame	*merged;
+	size_t		merged_cap;
+};
+
+static void space_free(gpointer p)
+{
+	cfi_space_free(p);
+}
+
+static void file_free(gpointer p)
+{
+	struct copy_file *f = p;
+
+	free(f->path);
+	free(f);
+}
+
+/*
+ * Is the file at the path the one the trace named?  By its build-id when
+ * the trace gives one, else by its inode and device: the CFI of another
+ * file would give wrong frames.
+ */
+static bool file_is_same(struct copy_file *f)
+{
+	const void *id;
+	struct stat st;
+	bool same = false;
+	Elf *elf;
+	int fd, n;
+
+	if (f->state != FILE_UNCHECKED)
+		return f->state == FILE_SAME;
+	f->state = FILE_OTHER;
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (!f->build_id_len) {
+		uint64_t ino = 0;
+		unsigned int ma = 0, mi = 0;
+
+		if (mapped_identity(f->path, &ino, &ma, &mi) && !fstat(fd, &st)) {
+			ino = st.st_ino;
+			ma = major(st.st_dev);
+			mi = minor(st.st_dev);
+		}
+		same = ino == f->ino && KDEV(ma, mi) == f->dev;
+	} else if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		n = dwelf_elf_gnu_build_id(elf, &id);
+		same = n > 0 && (size_t)n == f->build_id_len && !memcmp(id, f->build_id, n);
+		elf_end(elf);
+	}
+	close(fd);
+	if (same)
+		f->state = FILE_SAME;
+	return same;
+}
+
+struct copy_unwinder *copy_unwinder_new(void)
+{
+	struct copy_unwinder *u = xcalloc(1, sizeof(*u));
+
+	elf_version(EV_CURRENT);
+	u->paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_free);
+	u->spaces = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, space_free);
+	u->key = g_string_new(NULL);
+	return u;
+}
+
+void copy_unwinder_free(struct copy_unwinder *u)
+{
+	if (!u)
+		return;
+	g_hash_table_destroy(u->paths);
+	g_hash_table_destroy(u->spaces);
+	g_string_free(u->key, TRUE);
+	free(u->merged);
+	free(u);
+}
+
+void copy_unwinder_name(struct copy_unwinder *u, uint64_t ino, uint32_t dev, const char *path,
+			const unsigned char *build_id, size_t build_id_len)
+{
+	char *id = g_strdup_printf("%" G_GUINT64_FORMAT ":%u", ino, dev);
+	struct copy_file *f;
+
+	/* The latest naming holds; a file without a path is not opened */
+	if (!path || path[0] != '/' || strchr(path, '\n')) {
+		g_hash_table_remove(u->paths, id);
+		g_free(id);
+		return;
+	}
+	f = xcalloc(1, sizeof(*f));
+	f->path = xstrdup(path);
+	f->ino = ino;
+	f->dev = dev;
+	if (build_id && build_id_len <= sizeof(f->build_id)) {
+		memcpy(f->build_id, build_id, build_id_len);
+		f->build_id_len = build_id_len;
+	}
+	g_hash_table_replace(u->paths, id, f);
+}
+
+static const char *const copy_fields[] = {
+	"cookie", "regs", "map_starts", "map_lens", "map_offsets", "map_files", "stack",
+};
+
+const char *copy_format_lacks(struct tep_event *ev)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(copy_fields); i++)
+		if (!tep_find_field(ev, copy_fields[i]))
+			return copy_fields[i];
+	return NULL;
+}
+
+bool copy_cookie(struct tep_event *ev, struct tep_record *r, uint64_t *cookie)
+{
+	unsigned long long v;
+	const char *why;
+
+	if (!field_num(ev, r, "cookie", &v, &why))
+		return false;
+	*cookie = v;
+	return true;
+}
+
+struct copy_maps {
+	const unsigned char *starts, *lens, *offsets, *files;
+	size_t nr;
+};
+
+/* The file and file offset of address @pc, from the copy's mappings */
+static bool copy_frame(struct tep_handle *tep, const struct copy_maps *m,
+		       const struct stack_frames *stack, uint64_t pc, struct frame *f)
+{
+	for (size_t i = 0; i < m->nr; i++) {
+		uint64_t start = tep_read_number(tep, m->starts + 8 * i, 8);
+		uint64_t len = tep_read_number(tep, m->lens + 4 * i, 4);
+		unsigned int k = (unsigned int)tep_read_number(tep, m->files + 2 * i, 2);
+
+		if (pc < start || pc - start >= len || k >= stack->nfiles)
+			continue;
+		f->off = stack->bases[k] + tep_read_number(tep, m->offsets + 4 * i, 4) +
+			 (pc - start);
+		f->ino = stack->inodes[k];
+		f->dev = stack->devs[k];
+		f->cfi = true;
+		return true;
+	}
+	return false;
+}
+
+struct map_line {
+	uint64_t	base, end, ino;
+	const char	*path;
+};
+
+static int by_base(const void *a, const void *b)
+{
+	const struct map_line *x = a, *y = b;
+
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/*
+ * The libdwfl view of the copy's mappings, opened once per set.  A file
+ * whose path names another file now (replaced since) is left out, so
+ * that the unwind stops there rather than read the wrong CFI.
+ */
+static struct cfi_space *copy_space(struct copy_unwinder *u, struct tep_handle *tep,
+				    const struct copy_maps *m, const struct stack_frames *stack)
+{
+	struct map_line *lines = xcalloc(m->nr ? m->nr : 1, sizeof(*lines));
+	struct cfi_space *space;
+	size_t n = 0;
+	char id[48];
+	FILE *f;
+
+	for (size_t i = 0; i < m->nr; i++) {
+		uint64_t start = tep_read_number(tep, m->starts + 8 * i, 8);
+		uint64_t len = tep_read_number(tep, m->lens + 4 * i, 4);
+		unsigned int k = (unsigned int)tep_read_number(tep, m->files + 2 * i, 2);
+		uint64_t off;
+		struct copy_file *file;
+
+		if (k >= stack->nfiles)
+			continue;
+		off = stack->bases[k] + tep_read_number(tep, m->offsets + 4 * i, 4);
+		snprintf(id, sizeof(id), "%" PRIu64 ":%u", stack->inodes[k], stack->devs[k]);
+		file = g_hash_table_lookup(u->paths, id);
+		if (!file || off > start || !len || !file_is_same(file))
+			continue;
+		lines[n++] = (struct map_line){ start - off, start + len, stack->inodes[k],
+						file->path };
+	}
+	qsort(lines, n, sizeof(*lines), by_base);
+	g_string_truncate(u->key, 0);
+	for (size_t i = 0; i < n; i++)
+		g_string_append_printf(u->key, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 00:00 %"
+				       PRIu64 " %s\n", lines[i].base, lines[i].end,
+				       lines[i].ino, lines[i].path);
+	free(lines);
+	if (g_hash_table_lookup_extended(u->spaces, u->key->str, NULL, (gpointer *)&space))
+		return space;
+	if (g_hash_table_size(u->spaces) >= MAX_SPACES)
+		g_hash_table_remove_all(u->spaces);
+	space = NULL;
+	f = fmemopen(u->key->str, u->key->len, "r");
+	if (f) {
+		char *why = NULL;
+
+		/* A set libdwfl cannot take is kept as NULL: not tried again */
+		space = u->key->len ? cfi_space_new(f, &why) : NULL;
+		free(why);
+		fclose(f);
+	}
+	g_hash_table_insert(u->spaces, g_strdup(u->key->str), space);
+	return space;
+}
+
+static bool same_frame(const struct frame *a, const struct frame *b)
+{
+	return a->off == b->off && a->ino == b->ino && a->dev == b->dev;
+}
+
+bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record *r,
+		struct stack_frames *stack, bool *edge, const char **why)
+{
+	struct tep_handle *tep = ev->tep;
+	struct cfi_copy copy = { .valid = 0 };
+	const unsigned char *regs;
+	struct copy_maps m;
+	size_t nregs, nlens, noffs, nfiles, ncfi = 0, i, j, nr;
+	struct cfi_space *space;
+	int npcs;
+
+	*edge = false;
+	if (!(regs = field_array(ev, r, "regs", 8, &nregs, why)) ||
+	    !(m.starts = field_array(ev, r, "map_starts", 8, &m.nr, why)) ||
+	    !(m.lens = field_array(ev, r, "map_lens", 4, &nlens, why)) ||
+	    !(m.offsets = field_array(ev, r, "map_offsets", 4, &noffs, why)) ||
+	    !(m.files = field_array(ev, r, "map_files", 2, &nfiles, why)) ||
+	    !(copy.stack = field_array(ev, r, "stack", 1, &copy.len, why)))
+		return false;
+	if (nlens != m.nr || noffs != m.nr || nfiles != m.nr) {
+		*why = "mappings with unequal numbers of starts, lengths, offsets and files";
+		return false;
+	}
+	/* No registers (a task the kernel took none of), or no stack */
+	if (nregs < PERF_REGS || !copy.len || !m.nr)
+		return true;
+	for (i = 0; i < PERF_REGS; i++) {
+		copy.regs[copy_dwarf_reg[i]] = tep_read_number(tep, regs + 8 * i, 8);
+		copy.valid |= 1u << copy_dwarf_reg[i];
+	}
+	space = copy_space(u, tep, &m, stack);
+	if (!space)
+		return true;
+	npcs = cfi_unwind(space, &copy, u->pcs, MAX_FRAMES, edge);
+	/* Each frame in a mapping, a caller's by its call (the address before) */
+	for (i = 0; i < (size_t)npcs; i++) {
+		uint64_t pc = u->pcs[i];
+
+		if (!copy_frame(tep, &m, stack, i ? pc - 1 : pc, &u->cfi[ncfi]))
+			break;
+		if (i)
+			u->cfi[ncfi].off++;
+		ncfi++;
+	}
+	if (i < (size_t)npcs)
+		*edge = false;
+	if (ncfi < 2)
+		return true;
+	/* The first frame the stack's walk has too: its own from there */
+	for (i = 1; i < ncfi; i++) {
+		for (j = 1; j < stack->nr && !same_frame(&u->cfi[i], &stack->frames[j]); j++)
+			;
+		if (j < stack->nr)
+			break;
+	}
+	if (i == ncfi) {
+		/* No frame in common: the longer of the two, as it is */
+		if (ncfi < stack->nr) {
+			*edge = false;
+			return true;
+		}
+		j = stack->nr;
+	} else {
+		*edge = false;
+	}
+	nr = i + (j < stack->nr ? stack->nr - j : 0);
+	if (nr > u->merged_cap) {
+		u->merged_cap = nr * 2;
+		u->merged = xrealloc(u->merged, u->merged_cap * sizeof(*u->merged));
+	}
+	memcpy(u->merged, u->cfi, i * sizeof(*u->merged));
+	/* The frame where they meet, and the first, are the walk's too */
+	u->merged[0].cfi = false;
+	if (j < stack->nr)
+		memcpy(u->merged + i, stack->frames + j, (stack->nr - j) * sizeof(*u->merged));
+	if (nr > stack->cap) {
+		stack->cap = nr * 2;
+		stack->frames = xrealloc(stack->frames, stack->cap * sizeof(*stack->frames));
+	}
+	memcpy(stack->frames, u->merged, nr * sizeof(*stack->frames));
+	stack->nr = nr;
+	return true;
+}

@@ -132,6 +132,9 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t path_unescape(char *s);
 void path_escape(FILE *out, const char *s, size_t len);
+/* The inode and device the kernel gives a mapping of the file at @path
+ * (overlayfs's stat gives others): 0, or -1 */
+int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi);
 
 /* text.c: names as text for the files report writes */
 char *text_utf8(const char *s);
@@ -177,9 +180,6 @@ void output_flush_stdout(void);
 int output_close_stdout(void);
 
 /* symbols.c */
-/* The inode and device the kernel gives a mapping of the file at @path
- * (overlayfs's stat gives others): 0, or -1 */
-int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi);
 struct symbols;
 struct symbols *symbols_new(void);
 void symbols_free(struct symbols *syms);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Allocation, errors and the escaping of paths */
+/* Allocation, errors, the escaping of paths, and the identity of a file */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "ustack.h"
 
@@ -118,4 +121,43 @@ void path_escape(FILE *out, const char *s, size_t len)
 		else
 			fputc(c, out);
 	}
+}
+
+/*
+ * The inode and device of a file as the kernel names the files of
+ * mappings, which is what the frames carry: map a page of it and read
+ * that mapping's line of /proc/self/maps.  stat() may say otherwise: on
+ * overlayfs it gives a device of overlayfs's own, on NFS another inode.
+ */
+int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned int *mi)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long start, end;
+	char line[512];
+	FILE *maps;
+	void *p;
+	int fd, ret = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	maps = fopen("/proc/self/maps", "re");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long inode;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %llu", &start, &end, ma, mi, &inode) == 5 &&
+		    start == (unsigned long)p) {
+			*ino = inode;
+			ret = 0;
+			break;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	munmap(p, (size_t)page);
+	return ret;
 }

@@ -52,7 +52,7 @@ static void print_pcs(const char *what, const uint64_t *pcs, int nr)
 int main(int argc, char **argv)
 {
 	uint64_t pcs[MAX_FRAMES];
-	struct cfi_copy copy;
+	struct cfi_copy copy = { .valid = 0 };
 	struct cfi_space *space;
 	unsigned char *stack;
 	FILE *maps, *regs;

@@ -329,33 +329,30 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 		*edge = false;
 	if (ncfi < 2)
 		return true;
-	/* The first frame the stack's walk has too: its own from there */
-	for (i = 1; i < ncfi; i++) {
-		for (j = 1; j < stack->nr && !same_frame(&u->cfi[i], &stack->frames[j]); j++)
-			;
-		if (j < stack->nr)
-			break;
-	}
-	if (i == ncfi) {
-		/* No frame in common: the longer of the two, as it is */
-		if (ncfi < stack->nr) {
-			*edge = false;
-			return true;
-		}
-		j = stack->nr;
-	} else {
+	/*
+	 * The unwind as far as it goes.  Where it ended (at the copy's end, or
+	 * in code it has no CFI for), the kernel's walk goes on if it has that
+	 * frame too; its frames before are left out, as the unwind found
+	 * others there (a frame pointer that was a general register, or the
+	 * caller of a leaf function without a frame).
+	 */
+	for (j = 1; j < stack->nr && !same_frame(&u->cfi[ncfi - 1], &stack->frames[j]); j++)
+		;
+	j = j < stack->nr ? j + 1 : stack->nr;
+	if (j < stack->nr)
 		*edge = false;
-	}
-	nr = i + (j < stack->nr ? stack->nr - j : 0);
+	nr = ncfi + (stack->nr - j);
 	if (nr > u->merged_cap) {
 		u->merged_cap = nr * 2;
 		u->merged = xrealloc(u->merged, u->merged_cap * sizeof(*u->merged));
 	}
-	memcpy(u->merged, u->cfi, i * sizeof(*u->merged));
-	/* The frame where they meet, and the first, are the walk's too */
-	u->merged[0].cfi = false;
-	if (j < stack->nr)
-		memcpy(u->merged + i, stack->frames + j, (stack->nr - j) * sizeof(*u->merged));
+	memcpy(u->merged, u->cfi, ncfi * sizeof(*u->merged));
+	memcpy(u->merged + ncfi, stack->frames + j, (stack->nr - j) * sizeof(*u->merged));
+	/* Frames the walk found too are its own */
+	for (i = 0; i < ncfi; i++)
+		for (size_t k = 0; k < stack->nr && u->merged[i].cfi; k++)
+			if (same_frame(&u->merged[i], &stack->frames[k]))
+				u->merged[i].cfi = false;
 	if (nr > stack->cap) {
 		stack->cap = nr * 2;
 		stack->frames = xrealloc(stack->frames, stack->cap * sizeof(*stack->frames));

@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all deps source tree export status kernel ustack install uninstall run test test-debug test-mutations stress bench bench-kernel bench-ustack bench-offcpu help
+.PHONY: all deps source tree export status kernel ustack install uninstall run test test-debug test-mutations stress bench bench-kernel bench-ustack bench-offcpu bench-unwind help
 
 all: help
 
@@ -48,7 +48,7 @@ run: kernel ustack
 test: deps
 	@$(S)/test
 
-bench: bench-kernel bench-ustack bench-offcpu
+bench: bench-kernel bench-ustack bench-offcpu bench-unwind
 
 # The kernel's cost of a stack, beside perf, in the VM (about 25 min)
 bench-kernel: kernel
@@ -56,6 +56,11 @@ bench-kernel: kernel
 
 bench-ustack: ustack
 	@ustack/tests/bench
+
+# Unwinding copies of the stack's top in user space: ustack beside perf's
+# dwarf, on python3 in the VM (about 10 min)
+bench-unwind: kernel ustack
+	@bench/unwind
 
 # The switch rate of a pipe ping-pong, untraced and traced off-CPU (about 5 min)
 bench-offcpu: kernel

@@ -339,8 +339,6 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 	for (j = 1; j < stack->nr && !same_frame(&u->cfi[ncfi - 1], &stack->frames[j]); j++)
 		;
 	j = j < stack->nr ? j + 1 : stack->nr;
-	if (j < stack->nr)
-		*edge = false;
 	nr = ncfi + (stack->nr - j);
 	if (nr > u->merged_cap) {
 		u->merged_cap = nr * 2;

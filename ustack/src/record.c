@@ -35,6 +35,7 @@
 #define COPY_FILE	"userstacktrace_copy"
 #define DEFAULT_COPY	8192	/* bytes: whole stacks of Debian's own programs */
 #define MAX_CPUS	1024
+#define COPY_BUFFER_KB	8192	/* a CPU's buffer with copies, unless -b */
 
 /* A CPU's trace_pipe_raw, and the sub-buffer being read from it */
 struct raw_cpu {
@@ -46,7 +47,7 @@ struct raw_cpu {
 	struct tep_record	rec;
 };
 
-/* A stack held until the record after it on its CPU: its copy, or not */
+/* A stack held for its copy */
 struct held {
 	struct tep_record	rec;	/* its own copy of the data */
 	int			pid;
@@ -56,9 +57,9 @@ struct recorder {
 	struct tep_handle	*tep;
 	struct tep_event	*cookie, *stack, *inode;
 	struct tep_event	*copy;		/* user_unwind_copy, when copies are on */
+	struct tep_event	*sched_switch;
 	struct copy_unwinder	*unwinder;
-	struct held		*held[MAX_CPUS];
-	unsigned int		nheld;
+	struct map		*held;		/* per task: a stack its copy is due for */
 	struct stack_frames	frames;		/* the stack being printed */
 	char			*path;		/* an inode_cache path, unescaped */
 	unsigned long		copies, copy_frames;
@@ -418,66 +419,113 @@ static void hold(struct recorder *r, struct tep_record *rec, int cpu, int pid)
 	h->rec.data = xmalloc(rec->size ? rec->size : 1);
 	memcpy(h->rec.data, rec->data, rec->size);
 	h->pid = pid;
-	r->held[cpu] = h;
-	r->nheld++;
+	map_put(r->held, (uint64_t)pid, 0, h);
 }
 
-/* The stack held on @cpu printed, with @copy unwound into it (or NULL) */
-static void release(struct recorder *r, int cpu, struct tep_record *copy)
+/* The task's held stack printed, with @copy unwound into it (or NULL) */
+static void release(struct recorder *r, struct held *h, struct tep_record *copy)
 {
-	struct held *h = r->held[cpu];
-
-	r->held[cpu] = NULL;
-	r->nheld--;
+	map_del(r->held, (uint64_t)h->pid, 0);
 	print_head(r, &h->rec, h->pid);
 	print_stack(r, &h->rec, copy);
 	free(h->rec.data);
 	free(h);
 }
 
-/*
- * Before a record of @pid on @cpu: a stack held on another CPU for the
- * same task goes first (its copy went elsewhere, or is not coming), so
- * that each task's records keep their order
- */
-static void release_task(struct recorder *r, int cpu, int pid)
+struct held_list {
+	struct held	**h;
+	size_t		n;
+};
+
+static void collect_held(uint64_t a, uint64_t b, void *value, void *ctx)
 {
-	for (int c = 0; r->nheld && c < MAX_CPUS; c++)
-		if (c != cpu && r->held[c] && r->held[c]->pid == pid)
-			release(r, c, NULL);
+	struct held_list *l = ctx;
+
+	(void)a;
+	(void)b;
+	l->h[l->n++] = value;
 }
 
+static int by_time(const void *a, const void *b)
+{
+	const struct held *x = *(struct held *const *)a, *y = *(struct held *const *)b;
+
+	return x->rec.ts < y->rec.ts ? -1 : x->rec.ts > y->rec.ts;
+}
+
+/* Every held stack, without its copy, in time order */
 static void release_all(struct recorder *r)
 {
-	for (int c = 0; r->nheld && c < MAX_CPUS; c++)
-		if (r->held[c])
-			release(r, c, NULL);
+	struct held_list l = { 0 };
+
+	if (!r->held || !map_size(r->held))
+		return;
+	l.h = xmalloc(map_size(r->held) * sizeof(*l.h));
+	map_each(r->held, collect_held, &l);
+	qsort(l.h, l.n, sizeof(*l.h), by_time);
+	for (size_t i = 0; i < l.n; i++)
+		release(r, l.h[i], NULL);
+	free(l.h);
+}
+
+/*
+ * A stack is held until its copy comes, from the same task with the same
+ * cookie: the copy is written after the stack, before the task is back in
+ * user space, but the task may be switched out (a sched_switch of its own)
+ * or moved to another CPU in between.  It goes without its copy when the
+ * task's next cookie or stack comes first, or at the end.  True: @rec was
+ * the copy, and is printed.
+ */
+static bool take_copy(struct recorder *r, struct tep_event *ev, struct tep_record *rec, int pid)
+{
+	struct held *h = map_get(r->held, (uint64_t)pid, 0);
+	uint64_t cookie;
+
+	if (!h)
+		return false;
+	if (ev == r->copy) {
+		if (copy_cookie(ev, rec, &cookie) && stack_cookie(r, &h->rec) == cookie) {
+			release(r, h, rec);
+			r->copies++;
+			print_head(r, rec, pid);
+			print_other(r, rec);
+			return true;
+		}
+	} else if (ev != r->cookie && ev != r->stack) {
+		return false;
+	}
+	release(r, h, NULL);
+	return false;
+}
+
+/*
+ * A sched_switch names the task it takes off the CPU: the comm of a
+ * thread that is gone before its records are read, and that
+ * saved_cmdlines no longer holds
+ */
+static void switch_comm(struct recorder *r, struct tep_event *ev, struct tep_record *rec, int pid)
+{
+	unsigned long long prev;
+	const char *why;
+	size_t len;
+	const char *comm;
+
+	if (ev != r->sched_switch || strcmp(tep_data_comm_from_pid(r->tep, pid), "<...>") ||
+	    !field_num(ev, rec, "prev_pid", &prev, &why) || prev != (unsigned long long)pid)
+		return;
+	comm = array(ev, "prev_comm", rec, 1, &len);
+	if (comm && len && strnlen(comm, len) < len)
+		tep_override_comm(r->tep, comm, pid);
 }
 
 static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void *ctx)
 {
 	struct recorder *r = ctx;
 	int pid = tep_data_pid(r->tep, rec);
-	bool own_cpu = cpu >= 0 && cpu < MAX_CPUS;
 
-	if (r->nheld) {
-		uint64_t cookie;
-
-		release_task(r, cpu, pid);
-		if (own_cpu && r->held[cpu]) {
-			/* The copy of the held stack: the two as one stack */
-			if (ev == r->copy && !rec->missed_events && pid == r->held[cpu]->pid &&
-			    copy_cookie(ev, rec, &cookie) && stack_cookie(r, &r->held[cpu]->rec) == cookie) {
-				release(r, cpu, rec);
-				r->copies++;
-				print_head(r, rec, pid);
-				print_other(r, rec);
-				goto done;
-			}
-			release(r, cpu, NULL);
-		}
-	}
 	if (rec->missed_events) {
+		/* What is held waits no longer: its copy may be what was lost */
+		release_all(r);
 		if (rec->missed_events > 0) {
 			fprintf(r->out, "CPU:%d [LOST %lld EVENTS]\n", cpu, rec->missed_events);
 			r->lost += (unsigned long)rec->missed_events;
@@ -487,7 +535,10 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 			fprintf(r->out, "CPU:%d [EVENTS DROPPED]\n", cpu);
 		}
 	}
-	if (ev == r->stack && r->unwinder && own_cpu) {
+	switch_comm(r, ev, rec, pid);
+	if (r->unwinder && take_copy(r, ev, rec, pid))
+		goto done;
+	if (ev == r->stack && r->unwinder) {
 		hold(r, rec, cpu, pid);
 		goto done;
 	}
@@ -652,7 +703,8 @@ static void report_unseen_losses(struct recorder *r)
  * file, or without CAP_PERFMON, the default gives way to frame pointers
  * only; a size the user gave does not.
  */
-static void set_copy(struct recorder *r, unsigned long long copy, bool given)
+static void set_copy(struct recorder *r, unsigned long long copy, bool given,
+		     unsigned long long buffer_kb)
 {
 	const char *why = NULL;
 	char buf[32];
@@ -682,7 +734,13 @@ static void set_copy(struct recorder *r, unsigned long long copy, bool given)
 		 copy + 2048 > 32768 ? 64 : 32 : 16 : 8);
 	if (tracefs_file_exists(instance, "buffer_subbuf_size_kb"))
 		write_file("buffer_subbuf_size_kb", buf, "set the sub-buffer size for the copies");
+	/* A stack then takes a sub-buffer: room for some hundreds a CPU */
+	if (!buffer_kb) {
+		snprintf(buf, sizeof(buf), "%d", COPY_BUFFER_KB);
+		write_file("buffer_size_kb", buf, "set the buffer size for the copies");
+	}
 	r->unwinder = copy_unwinder_new();
+	r->held = map_new();
 }
 
 static pid_t start_command(char **argv, int *go, int *exec_err)
@@ -987,7 +1045,7 @@ int cmd_record(int argc, char **argv)
 		write_file("buffer_size_kb", pidbuf, "set the buffer size");
 	}
 	if (copy)
-		set_copy(&r, copy, copy_given);
+		set_copy(&r, copy, copy_given, buffer_kb);
 	/* A task leaves the CPU on one CPU and comes back on another */
 	if (off_cpu && tracefs_instance_file_write(instance, "trace_clock", "mono") < 0)
 		write_file("trace_clock", "global", "set a clock that CPUs share");
@@ -1024,6 +1082,7 @@ int cmd_record(int argc, char **argv)
 			die("this kernel has " COPY_FILE " but no user_unwind_copy event that "
 			    "ustack can read");
 	}
+	r.sched_switch = tep_find_event_by_name(r.tep, "sched", "sched_switch");
 	r.build_id = tep_find_field(r.inode, "build_id") != NULL;
 	r.build_id_state = tep_find_field(r.inode, "build_id_state") != NULL;
 
@@ -1137,6 +1196,7 @@ int cmd_record(int argc, char **argv)
 	r.draining = true;
 	read_raw(&r);
 	release_all(&r);
+	map_free(r.held, NULL);
 	report_unseen_losses(&r);
 
 	fprintf(r.out, "# ustack record: ended (%s): %lu records, %lu stacks, %lu events lost\n",

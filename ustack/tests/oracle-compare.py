@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # oracle-compare.py DIR: the stacks of one program, as gdb unwound them
 # (DIR/gdb/N.gdb and N.maps, from cfi-oracle.py) against those of
-# `ustack report --offsets` (DIR/ustack.txt, DIR/fp.txt) and of
+# `ustack report --offsets` (DIR/ustack.txt, DIR/fp.txt; DIR/dat.txt, of
+# a trace-cmd recording, when it is there) and of
 # `perf script --no-inline -F comm,event,ip,dso` (DIR/perf.txt), the k-th
 # openat of each against gdb's k-th.  Frames are (file, offset) pairs, a
 # caller's the offset of its return address, so that stripped files count.
@@ -116,8 +117,12 @@ def score(gdb, got):
 def main():
     d = sys.argv[1]
     gdb = gdb_stacks(d)
-    for name, parse in (("copy", ustack_stacks), ("fp", ustack_stacks), ("perf", perf_stacks)):
-        path = os.path.join(d, {"copy": "ustack.txt", "fp": "fp.txt", "perf": "perf.txt"}[name])
+    methods = (("copy", "ustack.txt", ustack_stacks), ("fp", "fp.txt", ustack_stacks),
+               ("perf", "perf.txt", perf_stacks), ("dat", "dat.txt", ustack_stacks))
+    for name, file, parse in methods:
+        path = os.path.join(d, file)
+        if name == "dat" and not os.path.exists(path):
+            continue
         got = parse(path) if os.path.exists(path) else []
         print("%s nstops=%d gdb=%d found=%d reported=%d wrong=%d whole=%d got=%d"
               % ((name,) + score(gdb, got) + (len(got),)))

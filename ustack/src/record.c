@@ -499,8 +499,8 @@ static bool take_copy(struct recorder *r, struct tep_event *ev, struct tep_recor
 }
 
 /*
- * A sched_switch names the task it takes off the CPU: the comm of a
- * thread that is gone before its records are read, and that
+ * A sched_switch names the task it takes off the CPU, as it is then: the
+ * comm of a thread that is gone before its records are read, and that
  * saved_cmdlines no longer holds
  */
 static void switch_comm(struct recorder *r, struct tep_event *ev, struct tep_record *rec, int pid)
@@ -510,11 +510,13 @@ static void switch_comm(struct recorder *r, struct tep_event *ev, struct tep_rec
 	size_t len;
 	const char *comm;
 
-	if (ev != r->sched_switch || strcmp(tep_data_comm_from_pid(r->tep, pid), "<...>") ||
-	    !field_num(ev, rec, "prev_pid", &prev, &why) || prev != (unsigned long long)pid)
+	if (ev != r->sched_switch || !field_num(ev, rec, "prev_pid", &prev, &why) ||
+	    prev != (unsigned long long)pid)
 		return;
 	comm = array(ev, "prev_comm", rec, 1, &len);
-	if (comm && len && strnlen(comm, len) < len)
+	/* The task's comm then: after an exec, its new one */
+	if (comm && len && strnlen(comm, len) < len &&
+	    strcmp(tep_data_comm_from_pid(r->tep, pid), comm))
 		tep_override_comm(r->tep, comm, pid);
 }
 

@@ -218,9 +218,13 @@ static uint32_t func_id(struct views *v, const char *name, const char *file, con
 	uint32_t id;
 	bool fresh;
 
+	/*
+	 * A function is its name in its object: not its lines' source file,
+	 * which differs within one function (a .c file it includes, as
+	 * glibc's vfprintf does); the first one seen is kept
+	 */
 	key_str(&k, name);
 	key_str(&k, file);
-	key_str(&k, src);
 	key_add(&k, &c, 1);
 	id = itab_get(&v->funcs_t, k.p, k.len, &fresh);
 	free(k.p);

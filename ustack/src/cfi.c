@@ -4,6 +4,7 @@
  * at kernel entry start the unwind, the copy answers its reads of the
  * stack, and the files of the process's mappings give the CFI.
  */
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ struct cfi_space {
 	uint64_t *pcs;
 	int nr, max;
 	bool edge;	/* a read past the copy */
+	bool covered;	/* the last frame's code has CFI */
 };
 
 /* The files of the mappings only: [vdso] and the like are not read */
@@ -124,14 +126,47 @@ static const Dwfl_Thread_Callbacks cfi_thread_callbacks = {
 	.set_initial_registers = cfi_initial_registers,
 };
 
+/* Does CFI describe the code at @pc (.eh_frame, or .debug_frame)? */
+static bool cfi_covers(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Frame *frame;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+		free(frame);
+		return true;
+	}
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+		free(frame);
+		return true;
+	}
+	return false;
+}
+
 static int cfi_frame(Dwfl_Frame *frame, void *arg)
 {
 	struct cfi_space *space = arg;
+	bool activation;
 	Dwarf_Addr pc;
 
-	if (!dwfl_frame_pc(frame, &pc, NULL))
+	if (!dwfl_frame_pc(frame, &pc, &activation))
 		return DWARF_CB_ABORT;
+	/*
+	 * Where the code had no CFI, libdwfl went on by its frame-pointer
+	 * guess, which code without frame pointers makes wrong: stop there
+	 */
+	if (space->nr && !space->covered) {
+		space->edge = false;
+		return DWARF_CB_ABORT;
+	}
 	space->pcs[space->nr++] = pc;
+	space->covered = cfi_covers(space->dwfl, activation || !pc ? pc : pc - 1);
 	return space->nr < space->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 

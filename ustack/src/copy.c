@@ -17,11 +17,13 @@
  * the ELF files a loader maps.  A set of mappings is opened once, and kept
  * by its lines (most stacks of a process share one).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -34,7 +36,7 @@
 #include "ustack.h"
 
 #define MAX_FRAMES	512
-#define MAX_SPACES	256	/* sets of mappings kept open */
+#define MAX_SPACES	32	/* sets of mappings kept open, each with its files */
 #define PERF_REGS	8	/* bx, bp, sp, ip, r12 to r15 */
 
 /* The DWARF number of each register of the copy, in its order */
@@ -89,10 +91,14 @@ static bool file_is_same(struct copy_file *f)
 
 	if (f->state != FILE_UNCHECKED)
 		return f->state == FILE_SAME;
-	f->state = FILE_OTHER;
 	fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		/* Gone is gone; out of descriptors may pass */
+		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+			f->state = FILE_OTHER;
 		return false;
+	}
+	f->state = FILE_OTHER;
 	if (!f->build_id_len) {
 		uint64_t ino = 0;
 		unsigned int ma = 0, mi = 0;
@@ -117,7 +123,13 @@ static bool file_is_same(struct copy_file *f)
 struct copy_unwinder *copy_unwinder_new(void)
 {
 	struct copy_unwinder *u = xcalloc(1, sizeof(*u));
+	struct rlimit rl;
 
+	/* Each set of mappings kept holds its files open */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	elf_version(EV_CURRENT);
 	u->paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_free);
 	u->spaces = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, space_free);
@@ -210,14 +222,19 @@ static bool copy_frame(struct tep_handle *tep, const struct copy_maps *m,
 
 struct map_line {
 	uint64_t	base, end, ino;
+	uint32_t	dev;
 	const char	*path;
 };
 
+/* By address; a file's two mappings (same base) the shorter first, as
+ * libdwfl ends a module where its last line does */
 static int by_base(const void *a, const void *b)
 {
 	const struct map_line *x = a, *y = b;
 
-	return x->base < y->base ? -1 : x->base > y->base;
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
 }
 
 /*
@@ -249,13 +266,14 @@ static struct cfi_space *copy_space(struct copy_unwinder *u, struct tep_handle *
 		if (!file || off > start || !len || !file_is_same(file))
 			continue;
 		lines[n++] = (struct map_line){ start - off, start + len, stack->inodes[k],
-						file->path };
+						stack->devs[k], file->path };
 	}
 	qsort(lines, n, sizeof(*lines), by_base);
 	g_string_truncate(u->key, 0);
 	for (size_t i = 0; i < n; i++)
-		g_string_append_printf(u->key, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 00:00 %"
+		g_string_append_printf(u->key, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 %02x:%02x %"
 				       PRIu64 " %s\n", lines[i].base, lines[i].end,
+				       KDEV_MAJOR(lines[i].dev), KDEV_MINOR(lines[i].dev),
 				       lines[i].ino, lines[i].path);
 	free(lines);
 	if (g_hash_table_lookup_extended(u->spaces, u->key->str, NULL, (gpointer *)&space))
@@ -288,7 +306,7 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 	struct cfi_copy copy = { .valid = 0 };
 	const unsigned char *regs;
 	struct copy_maps m;
-	size_t nregs, nlens, noffs, nfiles, ncfi = 0, i, j, nr;
+	size_t nregs, nlens, noffs, nfiles, ncfi = 0, i, j, k, nr;
 	struct cfi_space *space;
 	int npcs;
 
@@ -325,7 +343,7 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 			u->cfi[ncfi].off++;
 		ncfi++;
 	}
-	if (i < (size_t)npcs)
+	if (i < (size_t)npcs || ncfi < 2)
 		*edge = false;
 	if (ncfi < 2)
 		return true;
@@ -336,19 +354,26 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 	 * others there (a frame pointer that was a general register, or the
 	 * caller of a leaf function without a frame).
 	 */
-	for (j = 1; j < stack->nr && !same_frame(&u->cfi[ncfi - 1], &stack->frames[j]); j++)
-		;
-	j = j < stack->nr ? j + 1 : stack->nr;
+	j = stack->nr;
+	for (i = 1, k = 0; i < ncfi; i++)
+		k += same_frame(&u->cfi[i], &u->cfi[ncfi - 1]);
+	/* In a recursion, the same return address as many times in */
+	for (i = 1; i < stack->nr; i++)
+		if (same_frame(&u->cfi[ncfi - 1], &stack->frames[i]) && !--k) {
+			j = i + 1;
+			break;
+		}
 	nr = ncfi + (stack->nr - j);
 	if (nr > u->merged_cap) {
 		u->merged_cap = nr * 2;
 		u->merged = xrealloc(u->merged, u->merged_cap * sizeof(*u->merged));
 	}
 	memcpy(u->merged, u->cfi, ncfi * sizeof(*u->merged));
-	memcpy(u->merged + ncfi, stack->frames + j, (stack->nr - j) * sizeof(*u->merged));
+	if (j < stack->nr)
+		memcpy(u->merged + ncfi, stack->frames + j, (stack->nr - j) * sizeof(*u->merged));
 	/* Frames the walk found too are its own */
 	for (i = 0; i < ncfi; i++)
-		for (size_t k = 0; k < stack->nr && u->merged[i].cfi; k++)
+		for (k = 0; k < stack->nr && u->merged[i].cfi; k++)
 			if (same_frame(&u->merged[i], &stack->frames[k]))
 				u->merged[i].cfi = false;
 	if (nr > stack->cap) {

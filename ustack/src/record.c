@@ -491,7 +491,12 @@ static bool take_copy(struct recorder *r, struct tep_event *ev, struct tep_recor
 			print_other(r, rec);
 			return true;
 		}
-	} else if (ev != r->cookie && ev != r->stack) {
+	} else if (ev == r->cookie) {
+		/* An event on the way out (a sched_switch) takes the stack's
+		 * cookie: the copy is still to come */
+		if (val(ev, "cookie", rec) == stack_cookie(r, &h->rec))
+			return false;
+	} else if (ev != r->stack) {
 		return false;
 	}
 	release(r, h, NULL);
@@ -526,8 +531,15 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 	int pid = tep_data_pid(r->tep, rec);
 
 	if (rec->missed_events) {
-		/* What is held waits no longer: its copy may be what was lost */
+		/* What is held waits no longer, as its copy may be what was
+		 * lost; but the copy itself may come after the loss */
+		struct held *h = r->held ? map_get(r->held, (uint64_t)pid, 0) : NULL;
+
+		if (h && ev == r->copy)
+			map_del(r->held, (uint64_t)pid, 0);
 		release_all(r);
+		if (h && ev == r->copy)
+			map_put(r->held, (uint64_t)pid, 0, h);
 		if (rec->missed_events > 0) {
 			fprintf(r->out, "CPU:%d [LOST %lld EVENTS]\n", cpu, rec->missed_events);
 			r->lost += (unsigned long)rec->missed_events;
@@ -603,9 +615,10 @@ static void open_raw(struct recorder *r)
 		/* A CPU that is not there has no file */
 		if (c->fd < 0)
 			continue;
-		c->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
-					tep_is_bigendian() ? KBUFFER_ENDIAN_BIG :
-					KBUFFER_ENDIAN_LITTLE);
+		/* The kernel's long size and byte order, from the page header */
+		c->kbuf = tep_kbuffer(r->tep);
+		if (!c->kbuf)
+			die("cannot parse the ring buffer's pages: %s", strerror(errno));
 		c->page = xmalloc(r->subbuf);
 		c->rec.cpu = cpu;
 	}
@@ -736,9 +749,12 @@ static void set_copy(struct recorder *r, unsigned long long copy, bool given,
 		 copy + 2048 > 32768 ? 64 : 32 : 16 : 8);
 	if (tracefs_file_exists(instance, "buffer_subbuf_size_kb"))
 		write_file("buffer_subbuf_size_kb", buf, "set the sub-buffer size for the copies");
-	/* A stack then takes a sub-buffer: room for some hundreds a CPU */
+	/* A stack then takes a sub-buffer: room for some hundreds a CPU,
+	 * and 256 MiB in all at most */
 	if (!buffer_kb) {
-		snprintf(buf, sizeof(buf), "%d", COPY_BUFFER_KB);
+		long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+
+		snprintf(buf, sizeof(buf), "%ld", ncpus > 32 ? 262144 / ncpus : COPY_BUFFER_KB);
 		write_file("buffer_size_kb", buf, "set the buffer size for the copies");
 	}
 	r->unwinder = copy_unwinder_new();

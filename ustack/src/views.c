@@ -210,21 +210,29 @@ static const char *str(struct views *v, const char *s)
 	return v->strs[id];
 }
 
+/*
+ * A function is its name in its object and, for one that is not inlined,
+ * where its symbol starts (two static functions of one name are two): not
+ * its lines' source file, which differs within one function (a .c file it
+ * includes, as glibc's vfprintf does); the first one seen is kept.  An
+ * inlined one (start NO_START) is told by its lines' file.
+ */
+#define NO_START	UINT64_MAX
+
 static uint32_t func_id(struct views *v, const char *name, const char *file, const char *src,
-			enum vclass cls)
+			enum vclass cls, uint64_t start)
 {
 	struct key k = { 0 };
 	unsigned char c = (unsigned char)cls;
 	uint32_t id;
 	bool fresh;
 
-	/*
-	 * A function is its name in its object: not its lines' source file,
-	 * which differs within one function (a .c file it includes, as
-	 * glibc's vfprintf does); the first one seen is kept
-	 */
 	key_str(&k, name);
 	key_str(&k, file);
+	if (start == NO_START)
+		key_str(&k, src);
+	else
+		key_add(&k, &start, sizeof(start));
 	key_add(&k, &c, 1);
 	id = itab_get(&v->funcs_t, k.p, k.len, &fresh);
 	free(k.p);
@@ -263,7 +271,7 @@ static uint32_t special_loc(struct views *v, const char *name, enum vclass cls)
 		memset(&v->locs[id], 0, sizeof(v->locs[id]));
 		v->locs[id].n = 1;
 		v->locs[id].lines = new_lines(v, 1);
-		v->locs[id].lines[0].func = func_id(v, name, NULL, NULL, cls);
+		v->locs[id].lines[0].func = func_id(v, name, NULL, NULL, cls, NO_START);
 	}
 	return id;
 }
@@ -410,10 +418,10 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 		l->n = 1;
 		l->lines = new_lines(v, 1);
 		if (f->ino == 0 && f->dev == 0)
-			l->lines[0].func = func_id(v, "[vdso/anon]", NULL, NULL, VC_ANON);
+			l->lines[0].func = func_id(v, "[vdso/anon]", NULL, NULL, VC_ANON, NO_START);
 		else
 			l->lines[0].func = func_id(v, "[unknown]", mapping ? v->maps[mapping - 1].path : NULL,
-						   NULL, VC_RAW);
+						   NULL, VC_RAW, NO_START);
 		return id;
 	}
 	l->n = vf->n;
@@ -428,7 +436,8 @@ static uint32_t loc_of(struct views *v, const struct vframe *vf)
 		}
 		/* the lines' strings may be freed later: func_id copies them */
 		v->locs[id].lines[i].func = func_id(v, name, mapping ? v->maps[mapping - 1].path : vf->file,
-						    s->src, cls);
+						    s->src, cls, s->name && !s->inlined && f->off >= s->off ?
+						    f->off - s->off : NO_START);
 		v->locs[id].lines[i].line = s->no_line ? 0 : s->line;
 	}
 	return id;

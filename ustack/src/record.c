@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,6 +125,7 @@ static void usage(bool help)
 		"                   mapped files: whole stacks through code built without\n"
 		"                   frame pointers (default %d; 0: frame pointers only;\n"
 		"                   at most 32768; needs CAP_PERFMON)\n"
+		"  --stats          record's own CPU time and peak memory, on standard error\n"
 		"A COMMAND run ends when it exits.  On SIGINT, SIGTERM or SIGHUP, or at the\n"
 		"end of -d, the command gets SIGINT; it is killed after %d s, or at a second\n"
 		"signal.  With -p or -a the run ends at a signal, at the end of -d, or (-p)\n"
@@ -722,6 +724,7 @@ static void set_copy(struct recorder *r, unsigned long long copy, bool given,
 		     unsigned long long buffer_kb)
 {
 	const char *why = NULL;
+	unsigned int kb;
 	char buf[32];
 	int err = 0;
 
@@ -744,9 +747,14 @@ static void set_copy(struct recorder *r, unsigned long long copy, bool given,
 		       "--copy 0 says so without this warning", why);
 		return;
 	}
-	/* The copy, its mappings and the record's head in one sub-buffer */
-	snprintf(buf, sizeof(buf), "%u", copy + 2048 > 8192 ? copy + 2048 > 16384 ?
-		 copy + 2048 > 32768 ? 64 : 32 : 16 : 8);
+	/*
+	 * Sub-buffers that hold some 16 copies with their mappings: a stack
+	 * names its files again in each sub-buffer, so one copy a sub-buffer
+	 * would name every file of every stack (order 7, 512 KiB, at most)
+	 */
+	for (kb = 16; kb < 512 && kb * 1024 < 16 * (copy + 2048); kb *= 2)
+		;
+	snprintf(buf, sizeof(buf), "%u", kb);
 	if (tracefs_file_exists(instance, "buffer_subbuf_size_kb"))
 		write_file("buffer_subbuf_size_kb", buf, "set the sub-buffer size for the copies");
 	/* A stack then takes a sub-buffer: room for some hundreds a CPU,
@@ -963,7 +971,7 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	int opt, go = -1, exec_err = -1, status = 0, e;
 	bool all = false, have_cmd, exited = false, ended_by_time = false, targets_exited = false;
-	bool off_cpu = false, wakers = false, copy_given = false;
+	bool off_cpu = false, wakers = false, copy_given = false, stats = false;
 	unsigned long long copy = DEFAULT_COPY;
 	pid_t child = -1, watchdog;
 
@@ -973,6 +981,7 @@ int cmd_record(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wakers", no_argument, NULL, 'W' },
 		{ "copy", required_argument, NULL, 'C' },
+		{ "stats", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -1009,6 +1018,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'W':
 			off_cpu = wakers = true;
+			break;
+		case 'S':
+			stats = true;
 			break;
 		case 'C':
 			if (!parse_uint(optarg, 32768, &copy))
@@ -1119,9 +1131,12 @@ int cmd_record(int argc, char **argv)
 		fprintf(r.out, "%s%d", i ? "," : " -p ", (int)targets[i].pid);
 	if (duration > 0)
 		fprintf(r.out, " -d %g", duration);
-	for (i = (size_t)optind; i < (size_t)argc; i++)
-		fprintf(r.out, "%s%s", i == (size_t)optind && (all || ntargets || duration > 0) ?
-			" -- " : " ", argv[i]);
+	/* The command's words escaped as paths are: a newline in one would
+	 * end the comment */
+	for (i = (size_t)optind; i < (size_t)argc; i++) {
+		fputs(i == (size_t)optind && (all || ntargets || duration > 0) ? " -- " : " ", r.out);
+		path_escape(r.out, argv[i], strlen(argv[i]));
+	}
 	fprintf(r.out, "\n# tracer: nop\n#\n");
 
 	/* Children of the followed tasks are followed: set before the PIDs */
@@ -1228,6 +1243,18 @@ int cmd_record(int argc, char **argv)
 	if (r.unwinder)
 		fprintf(stderr, "ustack: %lu stacks with a copy of their top; %lu frames found "
 			"by its CFI unwind\n", r.copies, r.copy_frames);
+	if (stats) {
+		struct rusage ru;
+
+		/* Its own: not the command's, nor the kernel's work in it */
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "ustack: record's own CPU time %.3f s (user %.3f s, system %.3f s), "
+			"peak memory %ld KiB\n",
+			(double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+			(double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+			(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
+	}
 	trace_seq_destroy(&r.seq);
 	stack_frames_free(&r.frames);
 	copy_unwinder_free(r.unwinder);

@@ -4,6 +4,7 @@
  * at kernel entry start the unwind, the copy answers its reads of the
  * stack, and the files of the process's mappings give the CFI.
  */
+#include <glib.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct cfi_space {
 	int nr, max;
 	bool edge;	/* a read past the copy */
 	bool covered;	/* the last frame's code has CFI */
+	GHashTable *covers;	/* cfi_covers() of each address asked: 1 or 2 */
 };
 
 /* The files of the mappings only: [vdso] and the like are not read */
@@ -44,10 +46,11 @@ struct cfi_space *cfi_space_new(FILE *maps, char **why)
 {
 	struct cfi_space *space = xcalloc(1, sizeof(*space));
 
+	space->covers = g_hash_table_new(g_direct_hash, g_direct_equal);
 	space->dwfl = dwfl_begin(&cfi_callbacks);
 	if (!space->dwfl) {
 		*why = xasprintf("libdwfl: %s", dwfl_errmsg(-1));
-		free(space);
+		cfi_space_free(space);
 		return NULL;
 	}
 	dwfl_report_begin(space->dwfl);
@@ -65,6 +68,7 @@ void cfi_space_free(struct cfi_space *space)
 	if (!space)
 		return;
 	dwfl_end(space->dwfl);
+	g_hash_table_destroy(space->covers);
 	free(space);
 }
 
@@ -149,6 +153,18 @@ static bool cfi_covers(Dwfl *dwfl, Dwarf_Addr pc)
 	return false;
 }
 
+/* The same return addresses come in stack after stack */
+static bool cfi_covers_cached(struct cfi_space *space, Dwarf_Addr pc)
+{
+	gpointer key = GSIZE_TO_POINTER(pc), v = g_hash_table_lookup(space->covers, key);
+
+	if (!v) {
+		v = GINT_TO_POINTER(cfi_covers(space->dwfl, pc) ? 1 : 2);
+		g_hash_table_insert(space->covers, key, v);
+	}
+	return GPOINTER_TO_INT(v) == 1;
+}
+
 static int cfi_frame(Dwfl_Frame *frame, void *arg)
 {
 	struct cfi_space *space = arg;
@@ -166,7 +182,7 @@ static int cfi_frame(Dwfl_Frame *frame, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	space->pcs[space->nr++] = pc;
-	space->covered = cfi_covers(space->dwfl, activation || !pc ? pc : pc - 1);
+	space->covered = cfi_covers_cached(space, activation || !pc ? pc : pc - 1);
 	return space->nr < space->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 

@@ -1070,12 +1070,13 @@ int cmd_record(int argc, char **argv)
 		    "built with CONFIG_UNWIND_USER");
 	/* Nothing is recorded until all is set: no event without its cookie */
 	write_file("tracing_on", "0", "turn tracing off");
+	/* The sub-buffers first: changing them allocates the buffer anew */
+	if (copy)
+		set_copy(&r, copy, copy_given, buffer_kb);
 	if (buffer_kb) {
 		snprintf(pidbuf, sizeof(pidbuf), "%llu", buffer_kb);
 		write_file("buffer_size_kb", pidbuf, "set the buffer size");
 	}
-	if (copy)
-		set_copy(&r, copy, copy_given, buffer_kb);
 	/* A task leaves the CPU on one CPU and comes back on another */
 	if (off_cpu && tracefs_instance_file_write(instance, "trace_clock", "mono") < 0)
 		write_file("trace_clock", "global", "set a clock that CPUs share");

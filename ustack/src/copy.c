@@ -59,8 +59,6 @@ struct copy_unwinder {
 	GString		*key;
 	uint64_t	pcs[MAX_FRAMES];
 	struct frame	cfi[MAX_FRAMES];
-	struct frame	*merged;
-	size_t		merged_cap;
 };
 
 static void space_free(gpointer p)
@@ -144,7 +142,6 @@ void copy_unwinder_free(struct copy_unwinder *u)
 	g_hash_table_destroy(u->paths);
 	g_hash_table_destroy(u->spaces);
 	g_string_free(u->key, TRUE);
-	free(u->merged);
 	free(u);
 }
 
@@ -363,24 +360,20 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 			j = i + 1;
 			break;
 		}
-	nr = ncfi + (stack->nr - j);
-	if (nr > u->merged_cap) {
-		u->merged_cap = nr * 2;
-		u->merged = xrealloc(u->merged, u->merged_cap * sizeof(*u->merged));
-	}
-	memcpy(u->merged, u->cfi, ncfi * sizeof(*u->merged));
-	if (j < stack->nr)
-		memcpy(u->merged + ncfi, stack->frames + j, (stack->nr - j) * sizeof(*u->merged));
 	/* Frames the walk found too are its own */
 	for (i = 0; i < ncfi; i++)
-		for (k = 0; k < stack->nr && u->merged[i].cfi; k++)
-			if (same_frame(&u->merged[i], &stack->frames[k]))
-				u->merged[i].cfi = false;
+		for (k = 0; k < stack->nr && u->cfi[i].cfi; k++)
+			if (same_frame(&u->cfi[i], &stack->frames[k]))
+				u->cfi[i].cfi = false;
+	nr = ncfi + (stack->nr - j);
 	if (nr > stack->cap) {
 		stack->cap = nr * 2;
 		stack->frames = xrealloc(stack->frames, stack->cap * sizeof(*stack->frames));
 	}
-	memcpy(stack->frames, u->merged, nr * sizeof(*stack->frames));
+	if (j < stack->nr)
+		memmove(stack->frames + ncfi, stack->frames + j,
+			(stack->nr - j) * sizeof(*stack->frames));
+	memcpy(stack->frames, u->cfi, ncfi * sizeof(*stack->frames));
 	stack->nr = nr;
 	return true;
 }

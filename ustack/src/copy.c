@@ -157,6 +157,13 @@ void copy_unwinder_name(struct copy_unwinder *u, uint64_t ino, uint32_t dev, con
 		g_free(id);
 		return;
 	}
+	/* Named again in each sub-buffer: what was checked stays checked */
+	f = g_hash_table_lookup(u->paths, id);
+	if (f && build_id_len && f->build_id_len == build_id_len && !strcmp(f->path, path) &&
+	    !memcmp(f->build_id, build_id, build_id_len)) {
+		g_free(id);
+		return;
+	}
 	f = xcalloc(1, sizeof(*f));
 	f->path = xstrdup(path);
 	f->ino = ino;

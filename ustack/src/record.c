@@ -45,6 +45,7 @@ struct raw_cpu {
 	void			*page;
 	bool			have_page;	/* kbuf holds a sub-buffer */
 	bool			loaded;		/* kbuf holds a record not given yet */
+	bool			drained;	/* read up to its writer this pass */
 	struct tep_record	rec;
 };
 
@@ -651,13 +652,22 @@ static bool raw_peek(struct recorder *r, struct raw_cpu *c)
 	data = c->have_page ? kbuffer_next_event(c->kbuf, &ts) : NULL;
 	c->rec.missed_events = 0;
 	while (!data) {
-		ssize_t n = read(c->fd, c->page, r->subbuf);
+		ssize_t n;
 
+		/*
+		 * A sub-buffer read before its writer left it was not full:
+		 * the rest waits for the next pass, not a read per record
+		 */
+		if (c->drained)
+			return false;
+		n = read(c->fd, c->page, r->subbuf);
 		if (n <= 0)
 			return false;
 		c->have_page = kbuffer_load_subbuffer(c->kbuf, c->page) >= 0;
 		if (!c->have_page)
 			continue;
+		c->drained = !r->draining &&
+			     (size_t)kbuffer_subbuffer_size(c->kbuf) < r->subbuf / 2;
 		c->rec.missed_events = kbuffer_missed_events(c->kbuf);
 		data = kbuffer_read_event(c->kbuf, &ts);
 	}
@@ -670,6 +680,8 @@ static bool raw_peek(struct recorder *r, struct raw_cpu *c)
 
 static void read_raw(struct recorder *r)
 {
+	for (int cpu = 0; cpu < r->ncpus; cpu++)
+		r->raw[cpu].drained = false;
 	for (;;) {
 		struct raw_cpu *best = NULL;
 		struct tep_event *ev;

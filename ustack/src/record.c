@@ -816,16 +816,50 @@ static pid_t start_command(char **argv, int *go, int *exec_err)
 	return pid;
 }
 
-static void add_system(const char ***systems, size_t *n, const char *sys)
-{
-	size_t i;
+/* ustack's own events, which its instance records beside those asked for */
+static const char *const own_events[] = {
+	"user_unwind_cookie", "user_unwind_stack", "inode_cache", "user_unwind_copy",
+};
 
-	for (i = 0; i < *n; i++)
-		if (!strcmp((*systems)[i], sys))
-			return;
-	*systems = xrealloc(*systems, (*n + 2) * sizeof(**systems));
-	(*systems)[(*n)++] = sys;
-	(*systems)[*n] = NULL;
+/* Parse the format of SYS:NAME into @tep, if the kernel has it */
+static bool load_format(struct tep_handle *tep, const char *sys, const char *name)
+{
+	int size = 0;
+	char *buf = tracefs_event_file_read(NULL, sys, name, "format", &size);
+	bool ok = buf && tep_parse_event(tep, buf, size, sys) == TEP_ERRNO__SUCCESS;
+
+	free(buf);
+	return ok;
+}
+
+/*
+ * The formats of the events that the instance records, and no other:
+ * tracefs_local_events_system() parses every event of each system (some
+ * 700 of syscalls) and all of kallsyms, which took a quarter of record's
+ * CPU time over 2000 stacks
+ */
+static struct tep_handle *load_formats(char *const *sys, char *const *names, size_t n)
+{
+	struct tep_handle *tep = tep_alloc();
+	int size = 0;
+	char *header = tep ? tracefs_instance_file_read(NULL, "events/header_page", &size) : NULL;
+	bool ok = header && !tep_parse_header_page(tep, header, size, sizeof(long));
+
+	free(header);
+	if (tep) {
+		tep_set_file_bigendian(tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+		tep_set_long_size(tep, sizeof(long));
+		tep_set_page_size(tep, getpagesize());
+	}
+	for (size_t i = 0; ok && i < sizeof(own_events) / sizeof(own_events[0]); i++)
+		load_format(tep, "ftrace", own_events[i]);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = load_format(tep, sys[i], names[i]);
+	if (!ok) {
+		tep_free(tep);
+		return NULL;
+	}
+	return tep;
 }
 
 /* A process given with -p: its thread group, held by a pidfd */
@@ -972,9 +1006,9 @@ static bool time_up(const struct timespec *deadline)
 
 int cmd_record(int argc, char **argv)
 {
-	const char *out_path = "ustack.trace", **systems = NULL;
+	const char *out_path = "ustack.trace";
 	char **events = NULL, **evsys, name[64], pidbuf[32];
-	size_t nevents = 0, nsystems = 0, ntargets = 0, i;
+	size_t nevents = 0, ntargets = 0, i;
 	struct recorder r = { 0 };
 	struct timespec poll_ts = { 0, POLL_NS };
 	struct target *targets = NULL;
@@ -1094,7 +1128,6 @@ int cmd_record(int argc, char **argv)
 		write_file("trace_clock", "global", "set a clock that CPUs share");
 
 	evsys = xcalloc(nevents, sizeof(*evsys));
-	add_system(&systems, &nsystems, "ftrace");
 	for (i = 0; i < nevents; i++) {
 		char *sys = xstrdup(events[i]), *ev = strchr(sys, ':');
 
@@ -1104,11 +1137,10 @@ int cmd_record(int argc, char **argv)
 		if (!tracefs_event_file_exists(instance, sys, ev, "enable"))
 			die("no event %s:%s in this kernel (see %s/available_events)",
 			    sys, ev, tracefs_tracing_dir());
-		add_system(&systems, &nsystems, sys);
 		evsys[i] = sys;
 		events[i] = ev;
 	}
-	r.tep = tracefs_local_events_system(NULL, systems);
+	r.tep = load_formats(evsys, events, nevents);
 	if (!r.tep)
 		die("cannot read the event formats: %s", strerror(errno));
 	r.cookie = tep_find_event_by_name(r.tep, "ftrace", "user_unwind_cookie");
@@ -1283,7 +1315,6 @@ int cmd_record(int argc, char **argv)
 	free(tids.buf);
 	free(tids.tids);
 	free(evsys);
-	free(systems);
 	free(events);
 	remove_instance();
 	if (!have_cmd || (ended_by_time && !stop_signal))

@@ -835,8 +835,7 @@ static bool load_format(struct tep_handle *tep, const char *sys, const char *nam
 /*
  * The formats of the events that the instance records, and no other:
  * tracefs_local_events_system() parses every event of each system (some
- * 700 of syscalls) and all of kallsyms, which took a quarter of record's
- * CPU time over 2000 stacks
+ * 700 of syscalls) and all of kallsyms
  */
 static struct tep_handle *load_formats(char *const *sys, char *const *names, size_t n)
 {

@@ -7,6 +7,9 @@
 #include <glib.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,11 +37,73 @@ static int cfi_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
 	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
+/* Has the ELF file at @fd a section named @name, or its .zdebug twin? */
+static bool cfi_has_section(int fd, const char *name)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t shstrndx;
+	GElf_Shdr shdr;
+
+	if (!elf)
+		return false;
+	if (!elf_getshdrstrndx(elf, &shstrndx))
+		while (!found && (scn = elf_nextscn(elf, scn)))
+			if (gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS) {
+				const char *s = elf_strptr(elf, shstrndx, shdr.sh_name);
+
+				found = s && (!strcmp(s, name) ||
+					      (!strncmp(s, ".z", 2) && !strcmp(s + 2, name + 1)));
+			}
+	elf_end(elf);
+	return found;
+}
+
+/*
+ * A debug file only for its .debug_frame.  libdwfl looks for one when
+ * .eh_frame lacks an address, and then reads and decompresses all of its
+ * DWARF; Debian's debug files have no .debug_frame (.eh_frame stays in the
+ * binary).  The one under the build-id in the default debug directory is
+ * checked first, by its section headers; libdwfl's own search takes an
+ * Elf handle of what it finds, which its caller cannot give back.
+ */
+static int cfi_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			      Dwarf_Addr base, const char *file_name,
+			      const char *debuglink_file, GElf_Word debuglink_crc,
+			      char **debuginfo_file_name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &id, &vaddr);
+
+	if (n > 1) {
+		GString *path = g_string_new("/usr/lib/debug/.build-id/");
+		bool has = true;
+		int fd;
+
+		g_string_append_printf(path, "%02x/", id[0]);
+		for (int i = 1; i < n; i++)
+			g_string_append_printf(path, "%02x", id[i]);
+		g_string_append(path, ".debug");
+		fd = open(path->str, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			has = cfi_has_section(fd, ".debug_frame");
+			close(fd);
+		}
+		g_string_free(path, TRUE);
+		if (!has)
+			return -1;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 static char *cfi_debuginfo_path;
 
 static const Dwfl_Callbacks cfi_callbacks = {
 	.find_elf = cfi_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = cfi_find_debuginfo,
 	.debuginfo_path = &cfi_debuginfo_path,
 };
 
@@ -53,14 +118,24 @@ struct cfi_space *cfi_space_new(FILE *maps, char **why)
 		cfi_space_free(space);
 		return NULL;
 	}
-	dwfl_report_begin(space->dwfl);
-	if (dwfl_linux_proc_maps_report(space->dwfl, maps) != 0 ||
-	    dwfl_report_end(space->dwfl, NULL, NULL) != 0) {
-		*why = xasprintf("the mappings: %s", dwfl_errmsg(-1));
+	if (!cfi_space_report(space, maps, why)) {
 		cfi_space_free(space);
 		return NULL;
 	}
 	return space;
+}
+
+bool cfi_space_report(struct cfi_space *space, FILE *maps, char **why)
+{
+	/* What was asked of the mappings before may have changed */
+	g_hash_table_remove_all(space->covers);
+	dwfl_report_begin(space->dwfl);
+	if (dwfl_linux_proc_maps_report(space->dwfl, maps) != 0 ||
+	    dwfl_report_end(space->dwfl, NULL, NULL) != 0) {
+		*why = xasprintf("the mappings: %s", dwfl_errmsg(-1));
+		return false;
+	}
+	return true;
 }
 
 void cfi_space_free(struct cfi_space *space)

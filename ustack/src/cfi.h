@@ -34,6 +34,12 @@ struct cfi_space;
  */
 struct cfi_space *cfi_space_new(FILE *maps, char **why);
 void cfi_space_free(struct cfi_space *space);
+/*
+ * The mappings of @space replaced by those of @maps: a file mapped at the
+ * same range keeps what was read of it. Returns false, with *why, if
+ * libdwfl cannot take them; the space is then to be freed.
+ */
+bool cfi_space_report(struct cfi_space *space, FILE *maps, char **why);
 
 /*
  * The return addresses of the frames of @copy, innermost first (the first

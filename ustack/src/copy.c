@@ -15,7 +15,9 @@
  * libdwfl is given the mappings as /proc/PID/maps lines, each from where
  * its file's offset 0 lies, which is where the file's first PT_LOAD is for
  * the ELF files a loader maps.  A set of mappings is opened once, and kept
- * by its lines (most stacks of a process share one).
+ * by its lines (most stacks of a process share one).  A task's set that
+ * grows (a library loaded) grows the task's space: the files already in
+ * it are not read again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,12 +38,22 @@
 #include "ustack.h"
 
 #define MAX_FRAMES	512
-#define MAX_SPACES	32	/* sets of mappings kept open, each with its files */
+#define MAX_SPACES	32	/* spaces kept open, each with its files */
+#define MAX_SETS	256	/* sets of mappings kept, each with its space */
 #define PERF_REGS	8	/* bx, bp, sp, ip, r12 to r15 */
 
 /* The DWARF number of each register of the copy, in its order */
 static const int copy_dwarf_reg[PERF_REGS] = { 3, CFI_REG_RBP, CFI_REG_RSP, CFI_REG_RIP,
 					       12, 13, 14, 15 };
+
+/* x86-64's: the only copies are of x86-64 tasks */
+#define COPY_PAGE	4096ULL
+
+/* A PT_LOAD of an ELF file */
+struct copy_load {
+	uint64_t	off, vaddr, filesz;
+	bool		exec;
+};
 
 /* A file inode_cache named */
 struct copy_file {
@@ -51,19 +63,53 @@ struct copy_file {
 	uint64_t	ino;
 	uint32_t	dev;
 	enum { FILE_UNCHECKED, FILE_SAME, FILE_OTHER } state;
+	/* Its PT_LOADs, read when it is checked; none if it is not ELF */
+	struct copy_load *loads;
+	size_t		nr_loads;
+};
+
+/* The libdwfl view of a set of mappings, or of a larger set */
+struct copy_space {
+	struct cfi_space *cfi;		/* NULL: a set libdwfl could not take */
+	char		*lines;		/* the set it has, as its key */
+};
+
+/* A mapping as the copy gives it, with its file */
+struct copy_mapping {
+	uint64_t	start, len, off, ino, dev;	/* no padding: compared whole */
 };
 
 struct copy_unwinder {
 	GHashTable	*paths;		/* "ino:dev" -> struct copy_file */
-	GHashTable	*spaces;	/* the maps lines -> struct cfi_space (or NULL) */
+	/* A set of mappings, by its lines -> the copy_space that has it */
+	GHashTable	*sets;
+	GPtrArray	*spaces;	/* the copy_spaces, which own them */
+	GHashTable	*last;		/* pid -> its latest copy_space */
 	GString		*key;
+	/* The mappings of the latest copy, its pid, and what they gave */
+	GArray		*memo;
+	int		memo_pid;
+	struct copy_space *memo_space;
+	unsigned long	nr_sets, nr_opened;
 	uint64_t	pcs[MAX_FRAMES];
 	struct frame	cfi[MAX_FRAMES];
 };
 
 static void space_free(gpointer p)
 {
-	cfi_space_free(p);
+	struct copy_space *space = p;
+
+	cfi_space_free(space->cfi);
+	free(space->lines);
+	free(space);
+}
+
+static void forget_spaces(struct copy_unwinder *u)
+{
+	g_hash_table_remove_all(u->sets);
+	g_hash_table_remove_all(u->last);
+	g_ptr_array_set_size(u->spaces, 0);
+	u->memo_space = NULL;
 }
 
 static void file_free(gpointer p)
@@ -71,7 +117,44 @@ static void file_free(gpointer p)
 	struct copy_file *f = p;
 
 	free(f->path);
+	free(f->loads);
 	free(f);
+}
+
+static void file_read_loads(struct copy_file *f, Elf *elf)
+{
+	GElf_Phdr ph;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) || !n)
+		return;
+	f->loads = xcalloc(n, sizeof(*f->loads));
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			f->loads[f->nr_loads++] = (struct copy_load){
+				ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags & PF_X };
+}
+
+/*
+ * Where the file's first PT_LOAD lies, for its executable mapping of file
+ * offset @off at @start.  That is @start - @off where every segment lies
+ * as far from the first in memory as in the file (GNU ld), not where they
+ * are further apart in memory (lld puts each in a page of its own, after a
+ * gap, with no padding in the file).
+ */
+static uint64_t file_base(const struct copy_file *f, uint64_t start, uint64_t off)
+{
+	const struct copy_load *load = NULL;
+	uint64_t gap;
+
+	/* The mapping's segment: with lld, a read-only one shares its page */
+	for (size_t i = 0; i < f->nr_loads; i++)
+		if ((f->loads[i].off & ~(COPY_PAGE - 1)) == off && (!load || f->loads[i].exec))
+			load = &f->loads[i];
+	if (!load)
+		return start - off;
+	gap = (load->vaddr & ~(COPY_PAGE - 1)) - (f->loads[0].vaddr & ~(COPY_PAGE - 1));
+	return gap <= start ? start - gap : start - off;
 }
 
 /*
@@ -97,6 +180,9 @@ static bool file_is_same(struct copy_file *f)
 		return false;
 	}
 	f->state = FILE_OTHER;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !f->loads)
+		file_read_loads(f, elf);
 	if (!f->build_id_len) {
 		uint64_t ino = 0;
 		unsigned int ma = 0, mi = 0;
@@ -107,11 +193,12 @@ static bool file_is_same(struct copy_file *f)
 			mi = minor(st.st_dev);
 		}
 		same = ino == f->ino && KDEV(ma, mi) == f->dev;
-	} else if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+	} else if (elf) {
 		n = dwelf_elf_gnu_build_id(elf, &id);
 		same = n > 0 && (size_t)n == f->build_id_len && !memcmp(id, f->build_id, n);
-		elf_end(elf);
 	}
+	if (elf)
+		elf_end(elf);
 	close(fd);
 	if (same)
 		f->state = FILE_SAME;
@@ -130,8 +217,11 @@ struct copy_unwinder *copy_unwinder_new(void)
 	}
 	elf_version(EV_CURRENT);
 	u->paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_free);
-	u->spaces = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, space_free);
+	u->sets = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	u->spaces = g_ptr_array_new_with_free_func(space_free);
+	u->last = g_hash_table_new(g_direct_hash, g_direct_equal);
 	u->key = g_string_new(NULL);
+	u->memo = g_array_new(FALSE, FALSE, sizeof(struct copy_mapping));
 	return u;
 }
 
@@ -140,7 +230,10 @@ void copy_unwinder_free(struct copy_unwinder *u)
 	if (!u)
 		return;
 	g_hash_table_destroy(u->paths);
-	g_hash_table_destroy(u->spaces);
+	g_hash_table_destroy(u->sets);
+	g_hash_table_destroy(u->last);
+	g_ptr_array_free(u->spaces, TRUE);
+	g_array_free(u->memo, TRUE);
 	g_string_free(u->key, TRUE);
 	free(u);
 }
@@ -153,7 +246,8 @@ void copy_unwinder_name(struct copy_unwinder *u, uint64_t ino, uint32_t dev, con
 
 	/* The latest naming holds; a file without a path is not opened */
 	if (!path || path[0] != '/' || strchr(path, '\n')) {
-		g_hash_table_remove(u->paths, id);
+		if (g_hash_table_remove(u->paths, id))
+			u->memo_space = NULL;
 		g_free(id);
 		return;
 	}
@@ -173,6 +267,15 @@ void copy_unwinder_name(struct copy_unwinder *u, uint64_t ino, uint32_t dev, con
 		f->build_id_len = build_id_len;
 	}
 	g_hash_table_replace(u->paths, id, f);
+	/* The same mappings may now give other lines */
+	u->memo_space = NULL;
+}
+
+void copy_unwinder_counts(const struct copy_unwinder *u, unsigned long *sets,
+			  unsigned long *opened)
+{
+	*sets = u->nr_sets;
+	*opened = u->nr_opened;
 }
 
 static const char *const copy_fields[] = {
@@ -241,37 +344,84 @@ static int by_base(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/*
- * The libdwfl view of the copy's mappings, opened once per set.  A file
- * whose path names another file now (replaced since) is left out, so
- * that the unwind stops there rather than read the wrong CFI.
- */
-static struct cfi_space *copy_space(struct copy_unwinder *u, struct tep_handle *tep,
-				    const struct copy_maps *m, const struct stack_frames *stack)
+/* Are all the lines of @old among @lines? */
+static bool lines_within(const char *old, const char *lines)
 {
-	struct map_line *lines = xcalloc(m->nr ? m->nr : 1, sizeof(*lines));
-	struct cfi_space *space;
+	size_t n = strlen(lines);
+
+	while (*old) {
+		size_t len = strcspn(old, "\n") + (strchr(old, '\n') ? 1 : 0);
+		const char *p = lines;
+		bool found = false;
+
+		while (!found && (p = memmem(p, n - (size_t)(p - lines), old, len)))
+			found = p == lines || p[-1] == '\n', p++;
+		if (!found)
+			return false;
+		old += len;
+	}
+	return true;
+}
+
+/* The mappings of the copy, as far as the stack names their files */
+static size_t copy_mappings(struct tep_handle *tep, const struct copy_maps *m,
+			    const struct stack_frames *stack, struct copy_mapping *maps)
+{
 	size_t n = 0;
-	char id[48];
-	FILE *f;
 
 	for (size_t i = 0; i < m->nr; i++) {
-		uint64_t start = tep_read_number(tep, m->starts + 8 * i, 8);
-		uint64_t len = tep_read_number(tep, m->lens + 4 * i, 4);
 		unsigned int k = (unsigned int)tep_read_number(tep, m->files + 2 * i, 2);
-		uint64_t off;
-		struct copy_file *file;
 
 		if (k >= stack->nfiles)
 			continue;
-		off = stack->bases[k] + tep_read_number(tep, m->offsets + 4 * i, 4);
-		snprintf(id, sizeof(id), "%" PRIu64 ":%u", stack->inodes[k], stack->devs[k]);
-		file = g_hash_table_lookup(u->paths, id);
-		if (!file || off > start || !len || !file_is_same(file))
-			continue;
-		lines[n++] = (struct map_line){ start - off, start + len, stack->inodes[k],
-						stack->devs[k], file->path };
+		maps[n++] = (struct copy_mapping){
+			.start = tep_read_number(tep, m->starts + 8 * i, 8),
+			.len = tep_read_number(tep, m->lens + 4 * i, 4),
+			.off = stack->bases[k] + tep_read_number(tep, m->offsets + 4 * i, 4),
+			.ino = stack->inodes[k], .dev = stack->devs[k],
+		};
 	}
+	return n;
+}
+
+/*
+ * The libdwfl view of the copy's mappings, opened once per set, or grown
+ * from the task's last set.  A file whose path names another file now
+ * (replaced since) is left out, so that the unwind stops there rather than
+ * read the wrong CFI.
+ */
+static struct cfi_space *copy_space(struct copy_unwinder *u, struct tep_handle *tep,
+				    const struct copy_maps *m, const struct stack_frames *stack,
+				    int pid)
+{
+	struct copy_mapping *maps = xcalloc(m->nr ? m->nr : 1, sizeof(*maps));
+	struct map_line *lines = xcalloc(m->nr ? m->nr : 1, sizeof(*lines));
+	struct copy_space *space, *grown;
+	size_t nr = copy_mappings(tep, m, stack, maps), n = 0;
+	char id[48], *why = NULL;
+	FILE *f;
+
+	/* Most copies have the mappings of the one before */
+	if (u->memo_space && pid == u->memo_pid && nr == u->memo->len &&
+	    !memcmp(maps, u->memo->data, nr * sizeof(*maps))) {
+		free(maps);
+		free(lines);
+		return u->memo_space->cfi;
+	}
+	g_array_set_size(u->memo, 0);
+	g_array_append_vals(u->memo, maps, nr);
+	for (size_t i = 0; i < nr; i++) {
+		struct copy_file *file;
+
+		snprintf(id, sizeof(id), "%" PRIu64 ":%u", maps[i].ino, (unsigned int)maps[i].dev);
+		file = g_hash_table_lookup(u->paths, id);
+		if (!file || maps[i].off > maps[i].start || !maps[i].len || !file_is_same(file))
+			continue;
+		lines[n++] = (struct map_line){ file_base(file, maps[i].start, maps[i].off),
+						maps[i].start + maps[i].len, maps[i].ino,
+						(uint32_t)maps[i].dev, file->path };
+	}
+	free(maps);
 	qsort(lines, n, sizeof(*lines), by_base);
 	g_string_truncate(u->key, 0);
 	for (size_t i = 0; i < n; i++)
@@ -280,22 +430,38 @@ static struct cfi_space *copy_space(struct copy_unwinder *u, struct tep_handle *
 				       KDEV_MAJOR(lines[i].dev), KDEV_MINOR(lines[i].dev),
 				       lines[i].ino, lines[i].path);
 	free(lines);
-	if (g_hash_table_lookup_extended(u->spaces, u->key->str, NULL, (gpointer *)&space))
-		return space;
-	if (g_hash_table_size(u->spaces) >= MAX_SPACES)
-		g_hash_table_remove_all(u->spaces);
-	space = NULL;
-	f = fmemopen(u->key->str, u->key->len, "r");
-	if (f) {
-		char *why = NULL;
-
-		/* A set libdwfl cannot take is kept as NULL: not tried again */
-		space = u->key->len ? cfi_space_new(f, &why) : NULL;
+	space = g_hash_table_lookup(u->sets, u->key->str);
+	if (!space) {
+		if (u->spaces->len >= MAX_SPACES || g_hash_table_size(u->sets) >= MAX_SETS)
+			forget_spaces(u);
+		grown = g_hash_table_lookup(u->last, GINT_TO_POINTER(pid));
+		f = u->key->len ? fmemopen(u->key->str, u->key->len, "r") : NULL;
+		if (grown && grown->cfi && f && lines_within(grown->lines, u->key->str)) {
+			/* Its earlier sets are within this one: they keep it */
+			space = grown;
+			free(space->lines);
+			if (!cfi_space_report(space->cfi, f, &why)) {
+				cfi_space_free(space->cfi);
+				space->cfi = NULL;
+			}
+		} else {
+			space = xcalloc(1, sizeof(*space));
+			/* A set libdwfl cannot take is kept as NULL: not tried again */
+			space->cfi = f ? cfi_space_new(f, &why) : NULL;
+			g_ptr_array_add(u->spaces, space);
+			u->nr_opened++;
+		}
+		space->lines = xstrdup(u->key->str);
 		free(why);
-		fclose(f);
+		if (f)
+			fclose(f);
+		g_hash_table_insert(u->sets, g_strdup(u->key->str), space);
+		u->nr_sets++;
 	}
-	g_hash_table_insert(u->spaces, g_strdup(u->key->str), space);
-	return space;
+	g_hash_table_insert(u->last, GINT_TO_POINTER(pid), space);
+	u->memo_pid = pid;
+	u->memo_space = space;
+	return space->cfi;
 }
 
 static bool same_frame(const struct frame *a, const struct frame *b)
@@ -333,7 +499,7 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 		copy.regs[copy_dwarf_reg[i]] = tep_read_number(tep, regs + 8 * i, 8);
 		copy.valid |= 1u << copy_dwarf_reg[i];
 	}
-	space = copy_space(u, tep, &m, stack);
+	space = copy_space(u, tep, &m, stack, tep_data_pid(tep, r));
 	if (!space)
 		return true;
 	npcs = cfi_unwind(space, &copy, u->pcs, MAX_FRAMES, edge);

@@ -310,6 +310,48 @@ static const void *array(struct tep_event *ev, const char *name, struct tep_reco
 	return p;
 }
 
+/* @v in decimal at @p; returns the end */
+static char *put_dec(char *p, uint64_t v)
+{
+	char digits[20];
+	int n = 0;
+
+	do
+		digits[n++] = '0' + v % 10;
+	while (v /= 10);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/*
+ * " =>  <%016x> : INODE : MAJOR:MINOR[ cfi]", as trace prints a frame:
+ * the most of what record writes, so not through printf
+ */
+static void print_frame(FILE *out, const struct frame *f)
+{
+	char line[96], *p = line;
+
+	p = stpcpy(p, " =>  <");
+	for (int shift = 60; shift >= 0; shift -= 4)
+		*p++ = "0123456789abcdef"[(f->off >> shift) & 15];
+	p = stpcpy(p, "> : ");
+	if (f->ino == USTACK_NO_VMA)
+		p = stpcpy(p, "-1");
+	else if (f->ino == USTACK_NO_MM_LOCK)
+		p = stpcpy(p, "-2");
+	else if (f->ino == USTACK_NOT_REG)
+		p = stpcpy(p, "-3");
+	else
+		p = put_dec(p, f->ino);
+	p = stpcpy(p, " : ");
+	p = put_dec(p, KDEV_MAJOR(f->dev));
+	*p++ = ':';
+	p = put_dec(p, KDEV_MINOR(f->dev));
+	p = stpcpy(p, f->cfi ? " cfi\n" : "\n");
+	fwrite(line, 1, (size_t)(p - line), out);
+}
+
 /* A stack, and the copy that follows it (or NULL) unwound into it */
 static void print_stack(struct recorder *r, struct tep_record *rec, struct tep_record *copy)
 {
@@ -329,17 +371,7 @@ static void print_stack(struct recorder *r, struct tep_record *rec, struct tep_r
 	for (size_t i = 0; i < r->frames.nr; i++) {
 		const struct frame *f = &r->frames.frames[i];
 
-		fprintf(r->out, " =>  <%016" PRIx64 "> : ", f->off);
-		if (f->ino == USTACK_NO_VMA)
-			fputs("-1", r->out);
-		else if (f->ino == USTACK_NO_MM_LOCK)
-			fputs("-2", r->out);
-		else if (f->ino == USTACK_NOT_REG)
-			fputs("-3", r->out);
-		else
-			fprintf(r->out, "%" PRIu64, f->ino);
-		fprintf(r->out, " : %u:%u%s\n", KDEV_MAJOR(f->dev), KDEV_MINOR(f->dev),
-			f->cfi ? " cfi" : "");
+		print_frame(r->out, f);
 		r->copy_frames += f->cfi;
 	}
 	if (edge)
@@ -1284,9 +1316,14 @@ int cmd_record(int argc, char **argv)
 		die("cannot write %s: %s", out_path, strerror(errno));
 	fprintf(stderr, "ustack: %lu records, %lu stacks, %lu events lost, written to %s\n",
 		r.records, r.stacks, r.lost, out_path);
-	if (r.unwinder)
+	if (r.unwinder) {
+		unsigned long sets, opened;
+
+		copy_unwinder_counts(r.unwinder, &sets, &opened);
 		fprintf(stderr, "ustack: %lu stacks with a copy of their top; %lu frames found "
-			"by its CFI unwind\n", r.copies, r.copy_frames);
+			"by its CFI unwind; %lu sets of mappings, %lu of them opened anew\n",
+			r.copies, r.copy_frames, sets, opened);
+	}
 	if (stats) {
 		struct rusage ru;
 

@@ -81,6 +81,10 @@ bool copy_cookie(struct tep_event *ev, struct tep_record *r, uint64_t *cookie);
  * frames from there.  *edge: the unwind stopped at the copy's end.  False
  * with *why when the record is malformed (the stack is left as it was).
  */
+/* The sets of mappings the copies had, and how many of them were opened
+ * anew rather than grown from their task's set before */
+void copy_unwinder_counts(const struct copy_unwinder *u, unsigned long *sets,
+			  unsigned long *opened);
 bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record *r,
 		struct stack_frames *stack, bool *edge, const char **why);
 

@@ -7,6 +7,7 @@
  *
  *   prog chain         main -> level1 -> level2 -> level3 -> leaf -> getppid
  *   prog dlopen LIB    main -> LIB's lib_entry -> lib_leaf -> getppid
+ *   prog grow LIB      the chain, then dlopen: its mappings grow between them
  *   prog unlink        removes its own file, then runs the chain
  */
 #include <dlfcn.h>
@@ -46,7 +47,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "chain"))
 		return level1() > 0 ? 0 : 1; /* CALL level1 */
-	if (argc > 2 && !strcmp(argv[1], "dlopen")) {
+	if (argc > 2 && !strcmp(argv[1], "grow") && level1() <= 0)
+		return 1;
+	if (argc > 2 && (!strcmp(argv[1], "dlopen") || !strcmp(argv[1], "grow"))) {
 		lib = dlopen(argv[2], RTLD_NOW);
 		if (!lib) {
 			fprintf(stderr, "prog: %s\n", dlerror());
@@ -64,6 +67,6 @@ int main(int argc, char **argv)
 			return 1;
 		return level1() > 0 ? 0 : 1;
 	}
-	fprintf(stderr, "usage: prog chain | dlopen LIB | unlink\n");
+	fprintf(stderr, "usage: prog chain | dlopen LIB | grow LIB | unlink\n");
 	return 2;
 }

@@ -13,11 +13,10 @@
  * before the stack, so each mapping has its path.
  *
  * libdwfl is given the mappings as /proc/PID/maps lines, each from where
- * its file's offset 0 lies, which is where the file's first PT_LOAD is for
- * the ELF files a loader maps.  A set of mappings is opened once, and kept
- * by its lines (most stacks of a process share one).  A task's set that
- * grows (a library loaded) grows the task's space: the files already in
- * it are not read again.
+ * its file's first PT_LOAD lies (file_base()).  A set of mappings is
+ * opened once, and kept by its lines (most stacks of a process share one).
+ * A task's set that grows (a library loaded) grows the task's space: the
+ * files already in it are not read again.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -343,6 +343,15 @@ static int by_base(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
+/* Is @line (@len bytes, its newline included) a whole line of @lines? */
+static bool has_line(const char *lines, size_t n, const char *line, size_t len)
+{
+	for (const char *p = lines; (p = memmem(p, n - (size_t)(p - lines), line, len)); p++)
+		if (p == lines || p[-1] == '\n')
+			return true;
+	return false;
+}
+
 /* Are all the lines of @old among @lines? */
 static bool lines_within(const char *old, const char *lines)
 {
@@ -350,12 +359,8 @@ static bool lines_within(const char *old, const char *lines)
 
 	while (*old) {
 		size_t len = strcspn(old, "\n") + (strchr(old, '\n') ? 1 : 0);
-		const char *p = lines;
-		bool found = false;
 
-		while (!found && (p = memmem(p, n - (size_t)(p - lines), old, len)))
-			found = p == lines || p[-1] == '\n', p++;
-		if (!found)
+		if (!has_line(lines, n, old, len))
 			return false;
 		old += len;
 	}

@@ -86,7 +86,7 @@ struct copy_unwinder {
 	GHashTable	*last;		/* pid -> its latest copy_space */
 	GString		*key;
 	/* The mappings of the latest copy, its pid, and what they gave */
-	GArray		*memo;
+	GArray		*mappings;
 	int		memo_pid;
 	struct copy_space *memo_space;
 	unsigned long	nr_sets, nr_opened;
@@ -220,7 +220,7 @@ struct copy_unwinder *copy_unwinder_new(void)
 	u->spaces = g_ptr_array_new_with_free_func(space_free);
 	u->last = g_hash_table_new(g_direct_hash, g_direct_equal);
 	u->key = g_string_new(NULL);
-	u->memo = g_array_new(FALSE, FALSE, sizeof(struct copy_mapping));
+	u->mappings = g_array_new(FALSE, FALSE, sizeof(struct copy_mapping));
 	return u;
 }
 
@@ -232,7 +232,7 @@ void copy_unwinder_free(struct copy_unwinder *u)
 	g_hash_table_destroy(u->sets);
 	g_hash_table_destroy(u->last);
 	g_ptr_array_free(u->spaces, TRUE);
-	g_array_free(u->memo, TRUE);
+	g_array_free(u->mappings, TRUE);
 	g_string_free(u->key, TRUE);
 	free(u);
 }
@@ -306,20 +306,16 @@ struct copy_maps {
 };
 
 /* The file and file offset of address @pc, from the copy's mappings */
-static bool copy_frame(struct tep_handle *tep, const struct copy_maps *m,
-		       const struct stack_frames *stack, uint64_t pc, struct frame *f)
+static bool copy_frame(const GArray *maps, uint64_t pc, struct frame *f)
 {
-	for (size_t i = 0; i < m->nr; i++) {
-		uint64_t start = tep_read_number(tep, m->starts + 8 * i, 8);
-		uint64_t len = tep_read_number(tep, m->lens + 4 * i, 4);
-		unsigned int k = (unsigned int)tep_read_number(tep, m->files + 2 * i, 2);
+	for (guint i = 0; i < maps->len; i++) {
+		const struct copy_mapping *m = &g_array_index(maps, struct copy_mapping, i);
 
-		if (pc < start || pc - start >= len || k >= stack->nfiles)
+		if (pc < m->start || pc - m->start >= m->len)
 			continue;
-		f->off = stack->bases[k] + tep_read_number(tep, m->offsets + 4 * i, 4) +
-			 (pc - start);
-		f->ino = stack->inodes[k];
-		f->dev = stack->devs[k];
+		f->off = m->off + (pc - m->start);
+		f->ino = m->ino;
+		f->dev = (uint32_t)m->dev;
 		f->cfi = true;
 		return true;
 	}
@@ -399,21 +395,21 @@ static struct cfi_space *copy_space(struct copy_unwinder *u, struct tep_handle *
 				    int pid)
 {
 	struct copy_mapping *maps = xcalloc(m->nr ? m->nr : 1, sizeof(*maps));
-	struct map_line *lines = xcalloc(m->nr ? m->nr : 1, sizeof(*lines));
-	struct copy_space *space, *grown;
 	size_t nr = copy_mappings(tep, m, stack, maps), n = 0;
+	struct copy_space *space, *grown;
 	char id[48], *why = NULL;
+	struct map_line *lines;
 	FILE *f;
 
 	/* Most copies have the mappings of the one before */
-	if (u->memo_space && pid == u->memo_pid && nr == u->memo->len &&
-	    !memcmp(maps, u->memo->data, nr * sizeof(*maps))) {
+	if (u->memo_space && pid == u->memo_pid && nr == u->mappings->len &&
+	    !memcmp(maps, u->mappings->data, nr * sizeof(*maps))) {
 		free(maps);
-		free(lines);
 		return u->memo_space->cfi;
 	}
-	g_array_set_size(u->memo, 0);
-	g_array_append_vals(u->memo, maps, nr);
+	g_array_set_size(u->mappings, 0);
+	g_array_append_vals(u->mappings, maps, nr);
+	lines = xcalloc(nr ? nr : 1, sizeof(*lines));
 	for (size_t i = 0; i < nr; i++) {
 		struct copy_file *file;
 
@@ -511,7 +507,8 @@ bool copy_merge(struct copy_unwinder *u, struct tep_event *ev, struct tep_record
 	for (i = 0; i < (size_t)npcs; i++) {
 		uint64_t pc = u->pcs[i];
 
-		if (!copy_frame(tep, &m, stack, i ? pc - 1 : pc, &u->cfi[ncfi]))
+		/* copy_space() left the copy's mappings decoded in u->mappings */
+		if (!copy_frame(u->mappings, i ? pc - 1 : pc, &u->cfi[ncfi]))
 			break;
 		if (i)
 			u->cfi[ncfi].off++;

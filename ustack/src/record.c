@@ -310,46 +310,25 @@ static const void *array(struct tep_event *ev, const char *name, struct tep_reco
 	return p;
 }
 
-/* @v in decimal at @p; returns the end */
-static char *put_dec(char *p, uint64_t v)
-{
-	char digits[20];
-	int n = 0;
-
-	do
-		digits[n++] = '0' + v % 10;
-	while (v /= 10);
-	while (n)
-		*p++ = digits[--n];
-	return p;
-}
-
-/*
- * " =>  <%016x> : INODE : MAJOR:MINOR[ cfi]", as trace prints a frame:
- * the most of what record writes, so not through printf
- */
+/* " =>  <%016x> : INODE : MAJOR:MINOR[ cfi]", as trace prints a frame */
 static void print_frame(FILE *out, const struct frame *f)
 {
-	char line[96], *p = line;
-
-	p = stpcpy(p, " =>  <");
-	for (int shift = 60; shift >= 0; shift -= 4)
-		*p++ = "0123456789abcdef"[(f->off >> shift) & 15];
-	p = stpcpy(p, "> : ");
+	fputs_unlocked(" =>  <", out);
+	put_u64(out, f->off, 16, 16);
+	fputs_unlocked("> : ", out);
 	if (f->ino == USTACK_NO_VMA)
-		p = stpcpy(p, "-1");
+		fputs_unlocked("-1", out);
 	else if (f->ino == USTACK_NO_MM_LOCK)
-		p = stpcpy(p, "-2");
+		fputs_unlocked("-2", out);
 	else if (f->ino == USTACK_NOT_REG)
-		p = stpcpy(p, "-3");
+		fputs_unlocked("-3", out);
 	else
-		p = put_dec(p, f->ino);
-	p = stpcpy(p, " : ");
-	p = put_dec(p, KDEV_MAJOR(f->dev));
-	*p++ = ':';
-	p = put_dec(p, KDEV_MINOR(f->dev));
-	p = stpcpy(p, f->cfi ? " cfi\n" : "\n");
-	fwrite(line, 1, (size_t)(p - line), out);
+		put_u64(out, f->ino, 10, 1);
+	fputs_unlocked(" : ", out);
+	put_u64(out, KDEV_MAJOR(f->dev), 10, 1);
+	fputc_unlocked(':', out);
+	put_u64(out, KDEV_MINOR(f->dev), 10, 1);
+	fputs_unlocked(f->cfi ? " cfi\n" : "\n", out);
 }
 
 /* A stack, and the copy that follows it (or NULL) unwound into it */

@@ -974,20 +974,6 @@ static struct lines *describe(struct file *file, uint64_t off, bool return_addre
 	return l;
 }
 
-/* Numbers without printf: this runs for every line of every stack */
-static void put_u64(FILE *out, uint64_t v, unsigned int base)
-{
-	char buf[24];
-	size_t i = sizeof(buf);
-
-	buf[--i] = '\0';
-	do {
-		buf[--i] = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
-	fputs_unlocked(buf + i, out);
-}
-
 void symbols_print(FILE *out, const struct sym *s)
 {
 	if (s->inlined) {
@@ -996,10 +982,10 @@ void symbols_print(FILE *out, const struct sym *s)
 	} else if (s->name) {
 		fputs_unlocked(s->name, out);
 		fputs_unlocked("+0x", out);
-		put_u64(out, s->off, 16);
+		put_u64(out, s->off, 16, 1);
 	} else {
 		fputs_unlocked("0x", out);
-		put_u64(out, s->off, 16);
+		put_u64(out, s->off, 16, 1);
 	}
 	fputs_unlocked(" (", out);
 	fputs_unlocked(s->src, out);
@@ -1007,7 +993,7 @@ void symbols_print(FILE *out, const struct sym *s)
 		putc_unlocked(':', out);
 		if (s->line < 0)
 			putc_unlocked('-', out);
-		put_u64(out, s->line < 0 ? -(uint64_t)s->line : (uint64_t)s->line, 10);
+		put_u64(out, s->line < 0 ? -(uint64_t)s->line : (uint64_t)s->line, 10, 1);
 	}
 	putc_unlocked(')', out);
 }

@@ -161,3 +161,18 @@ int mapped_identity(const char *path, uint64_t *ino, unsigned int *ma, unsigned 
 	munmap(p, (size_t)page);
 	return ret;
 }
+
+/* Numbers without printf, for what is written for every frame: @v in
+ * @base, in @width digits at least, zero-padded (16 at most) */
+void put_u64(FILE *out, uint64_t v, unsigned int base, unsigned int width)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	buf[--i] = '\0';
+	do {
+		buf[--i] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v || sizeof(buf) - 1 - i < width);
+	fputs_unlocked(buf + i, out);
+}

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <glib.h>
 #include <trace-cmd.h>
 
 #include "ustack.h"
@@ -74,7 +75,7 @@ struct input {
 	struct copy_unwinder	*unwinder;
 	struct stack_frames	sf;
 	int			ncpus;
-	struct tep_record	**peek;		/* the next record of each CPU */
+	GQueue			*read_ahead;	/* each CPU's records read ahead, in order */
 	struct tep_record	*cur;		/* taken, its loss not yet given */
 	struct trace_seq	seq;
 };
@@ -229,9 +230,14 @@ static void dat_open(struct input *in, const char *path)
 	in->ev_copy = tep_find_event_by_name(in->tep, "ftrace", "user_unwind_copy");
 	if (in->ev_copy && !copy_format_lacks(in->ev_copy))
 		in->unwinder = copy_unwinder_new();
-	in->peek = xcalloc((size_t)in->ncpus, sizeof(*in->peek));
-	for (int cpu = 0; cpu < in->ncpus; cpu++)
-		in->peek[cpu] = tracecmd_read_cpu_first(in->tc, cpu);
+	in->read_ahead = xcalloc((size_t)in->ncpus, sizeof(*in->read_ahead));
+	for (int cpu = 0; cpu < in->ncpus; cpu++) {
+		struct tep_record *r = tracecmd_read_cpu_first(in->tc, cpu);
+
+		g_queue_init(&in->read_ahead[cpu]);
+		if (r)
+			g_queue_push_tail(&in->read_ahead[cpu], r);
+	}
 	trace_seq_init(&in->seq);
 	in->dat = true;
 }
@@ -260,20 +266,54 @@ static const unsigned char *dat_array(struct input *in, struct tep_event *ev,
 	return p;
 }
 
+/* The record N places ahead on CPU, read as needed; NULL past the last */
+static struct tep_record *dat_ahead(struct input *in, int cpu, unsigned int n)
+{
+	GQueue *q = &in->read_ahead[cpu];
+
+	while (q->length <= n) {
+		struct tep_record *r = tracecmd_read_data(in->tc, cpu);
+
+		if (!r)
+			return NULL;
+		g_queue_push_tail(q, r);
+	}
+	return g_queue_peek_nth(q, n);
+}
+
+/* common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40 */
+#define IRQ_FLAGS	(0x08 | 0x10 | 0x40)
+
+/* Records an interrupt may put between a stack and its copy, at most */
+#define COPY_AHEAD	256
+
 /*
- * The copy of the stack's top that follows the stack on its CPU, with its
- * cookie, is unwound into the stack's frames and taken with it
+ * The copy of the stack's top follows the stack on its CPU with its
+ * cookie: the kernel records both with preemption off, so only records of
+ * interrupts (and NMIs) can come between.  It is unwound into the stack's
+ * frames and taken with it; the records before it stay where they are.
  */
 static void dat_copy(struct input *in, struct tep_record *stack, struct rec *rec)
 {
-	struct tep_record *r = in->peek[stack->cpu];
 	const char *why = NULL;
+	struct tep_record *r;
 	uint64_t cookie;
+	unsigned int n;
+	int flags;
 
-	if (!r || r->missed_events || tep_find_event_by_record(in->tep, r) != in->ev_copy ||
-	    !copy_cookie(in->ev_copy, r, &cookie) || cookie != in->sf.cookie)
+	for (n = 0; n < COPY_AHEAD; n++) {
+		r = dat_ahead(in, stack->cpu, n);
+		if (!r || r->missed_events)
+			return;
+		if (tep_find_event_by_record(in->tep, r) == in->ev_copy)
+			break;
+		flags = tep_data_flags(in->tep, r);
+		if (flags < 0 || !(flags & IRQ_FLAGS))
+			return;
+	}
+	if (n == COPY_AHEAD || !copy_cookie(in->ev_copy, r, &cookie) || cookie != in->sf.cookie)
 		return;
-	in->peek[stack->cpu] = tracecmd_read_data(in->tc, stack->cpu);
+	g_queue_pop_nth(&in->read_ahead[stack->cpu], n);
 	if (!copy_merge(in->unwinder, in->ev_copy, r, &in->sf, &rec->copy_edge, &why))
 		malformed(in, "user_unwind_copy: %s", why);
 	tracecmd_free_record(r);
@@ -353,7 +393,6 @@ static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 	return true;
 }
 
-/* common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40 */
 static char irq_of_flags(int flags)
 {
 	return flags < 0 ? 0 : flags & 0x40 ? 'n' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : 0;
@@ -409,15 +448,19 @@ static int dat_next(struct input *in, struct rec *rec)
 		bool ok;
 
 		if (!in->cur) {
+			struct tep_record *first = NULL, *next;
 			int cpu, best = -1;
 
-			for (cpu = 0; cpu < in->ncpus; cpu++)
-				if (in->peek[cpu] && (best < 0 || in->peek[cpu]->ts < in->peek[best]->ts))
+			for (cpu = 0; cpu < in->ncpus; cpu++) {
+				next = dat_ahead(in, cpu, 0);
+				if (next && (!first || next->ts < first->ts)) {
+					first = next;
 					best = cpu;
+				}
+			}
 			if (best < 0)
 				return 0;
-			in->cur = in->peek[best];
-			in->peek[best] = tracecmd_read_data(in->tc, best);
+			in->cur = g_queue_pop_head(&in->read_ahead[best]);
 			/* The ring buffer lost events before this record */
 			if (in->cur->missed_events) {
 				memset(rec, 0, sizeof(*rec));
@@ -1242,9 +1285,8 @@ int input_close(struct input *in)
 	free(in->event_name);
 	if (in->dat) {
 		for (int cpu = 0; cpu < in->ncpus; cpu++)
-			if (in->peek[cpu])
-				tracecmd_free_record(in->peek[cpu]);
-		free(in->peek);
+			g_queue_clear_full(&in->read_ahead[cpu], (GDestroyNotify)tracecmd_free_record);
+		free(in->read_ahead);
 		trace_seq_destroy(&in->seq);
 		tracecmd_close(in->tc);
 		open_handle = NULL;

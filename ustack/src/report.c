@@ -134,7 +134,7 @@ struct report {
 	struct views	*views;		/* for --top, --callers, --callees and the files */
 	struct map	*paths;		/* (ino, dev) -> struct named */
 	unsigned long	filtered;	/* events left out by the filters */
-	struct map	*pending_event;	/* pid -> event waiting for its cookie */
+	struct map	*pending_event;	/* (pid, irq) -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
 	struct map	*task_cookie;	/* pid -> its struct waiting */
 	struct map	*early;		/* pid -> struct early: its last stack (a copy) */
@@ -623,9 +623,19 @@ static void on_waking(struct report *rep, struct event *ev, const struct rec *re
 	map_put(rep->wakes, (uint64_t)wakee, 0, w);
 }
 
+/*
+ * An event's cookie follows it in the same context: an interrupt that
+ * comes between a task's event and its cookie records its own event and
+ * cookie, of the same kernel entry, before the task's cookie.
+ */
+static uint64_t context_of(const struct rec *rec)
+{
+	return (unsigned char)rec->irq;
+}
+
 static void on_event(struct report *rep, const struct rec *rec)
 {
-	struct event *old = map_del(rep->pending_event, (uint64_t)rec->pid, 0);
+	struct event *old = map_del(rep->pending_event, (uint64_t)rec->pid, context_of(rec));
 	struct sched_switch sw;
 	struct event *ev;
 	int wakee;
@@ -661,7 +671,7 @@ static void on_event(struct report *rep, const struct rec *rec)
 	}
 	/* After the above: --state reads a switch out's state */
 	ev->keep = !ev->not_sample && passes(&rep->filt, ev);
-	map_put(rep->pending_event, (uint64_t)rec->pid, 0, ev);
+	map_put(rep->pending_event, (uint64_t)rec->pid, context_of(rec), ev);
 }
 
 /* The task's last stack goes: counted if no cookie ever joined it */
@@ -690,7 +700,7 @@ static void keep_early(struct report *rep, const struct rec *stack, bool used)
 
 static void on_cookie(struct report *rep, const struct rec *rec)
 {
-	struct event *ev = map_del(rep->pending_event, (uint64_t)rec->pid, 0);
+	struct event *ev = map_del(rep->pending_event, (uint64_t)rec->pid, context_of(rec));
 	struct waiting *w, *prev;
 
 	if (!ev) {

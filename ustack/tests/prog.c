@@ -5,13 +5,15 @@
  * on its line, and the system call "SYSCALL": the tests find the lines
  * they expect with grep, so editing this file cannot break them.
  *
- *   prog chain         main -> level1 -> level2 -> level3 -> leaf -> getppid
+ *   prog chain [N]     main -> level1 -> level2 -> level3 -> leaf -> getppid,
+ *                      N times (default 1)
  *   prog dlopen LIB    main -> LIB's lib_entry -> lib_leaf -> getppid
  *   prog grow LIB      the chain, then dlopen: its mappings grow between them
  *   prog unlink        removes its own file, then runs the chain
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -45,8 +47,12 @@ int main(int argc, char **argv)
 	long (*entry)(void);
 	void *lib;
 
-	if (argc > 1 && !strcmp(argv[1], "chain"))
-		return level1() > 0 ? 0 : 1; /* CALL level1 */
+	if (argc > 1 && !strcmp(argv[1], "chain")) {
+		for (long n = argc > 2 ? atol(argv[2]) : 1; n > 0; n--)
+			if (level1() <= 0) /* CALL level1 */
+				return 1;
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[1], "grow") && level1() <= 0)
 		return 1;
 	if (argc > 2 && (!strcmp(argv[1], "dlopen") || !strcmp(argv[1], "grow"))) {
@@ -67,6 +73,6 @@ int main(int argc, char **argv)
 			return 1;
 		return level1() > 0 ? 0 : 1;
 	}
-	fprintf(stderr, "usage: prog chain | dlopen LIB | grow LIB | unlink\n");
+	fprintf(stderr, "usage: prog chain [N] | dlopen LIB | grow LIB | unlink\n");
 	return 2;
 }

@@ -31,6 +31,8 @@ ksrc_version() {
 # Debian versions hold '~' and '+', which do not belong in paths.
 path_version() { ksrc_version | tr '~+:' '___'; }
 ktree() { printf '%s/linux-%s\n' "$CACHE" "$(path_version)"; }
+# Held, with its pid, by a run that has the work tree at another commit
+tree_busy_file() { printf '%s/.git/ustack-busy\n' "$1"; }
 
 # Config key: kernel version plus the content of the fragments used.
 # $1: variant name (a file kconfig/<name>.config, plus kconfig/base.config)

@@ -76,6 +76,7 @@ struct input {
 	struct stack_frames	sf;
 	int			ncpus;
 	GQueue			*read_ahead;	/* each CPU's records read ahead, in order */
+	bool			*read_all;	/* each CPU's records are all read */
 	struct tep_record	*cur;		/* taken, its loss not yet given */
 	struct trace_seq	seq;
 };
@@ -231,6 +232,7 @@ static void dat_open(struct input *in, const char *path)
 	if (in->ev_copy && !copy_format_lacks(in->ev_copy))
 		in->unwinder = copy_unwinder_new();
 	in->read_ahead = xcalloc((size_t)in->ncpus, sizeof(*in->read_ahead));
+	in->read_all = xcalloc((size_t)in->ncpus, sizeof(*in->read_all));
 	for (int cpu = 0; cpu < in->ncpus; cpu++) {
 		struct tep_record *r = tracecmd_read_cpu_first(in->tc, cpu);
 
@@ -272,10 +274,12 @@ static struct tep_record *dat_ahead(struct input *in, int cpu, unsigned int n)
 	GQueue *q = &in->read_ahead[cpu];
 
 	while (q->length <= n) {
-		struct tep_record *r = tracecmd_read_data(in->tc, cpu);
+		struct tep_record *r = in->read_all[cpu] ? NULL : tracecmd_read_data(in->tc, cpu);
 
-		if (!r)
+		if (!r) {
+			in->read_all[cpu] = true;
 			return NULL;
+		}
 		g_queue_push_tail(q, r);
 	}
 	return g_queue_peek_nth(q, n);
@@ -284,7 +288,7 @@ static struct tep_record *dat_ahead(struct input *in, int cpu, unsigned int n)
 /* common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40 */
 #define IRQ_FLAGS	(0x08 | 0x10 | 0x40)
 
-/* Records an interrupt may put between a stack and its copy, at most */
+/* How far past its stack a copy is looked for, in records */
 #define COPY_AHEAD	256
 
 /*
@@ -313,7 +317,7 @@ static void dat_copy(struct input *in, struct tep_record *stack, struct rec *rec
 	}
 	if (n == COPY_AHEAD || !copy_cookie(in->ev_copy, r, &cookie) || cookie != in->sf.cookie)
 		return;
-	g_queue_pop_nth(&in->read_ahead[stack->cpu], n);
+	r = g_queue_pop_nth(&in->read_ahead[stack->cpu], n);
 	if (!copy_merge(in->unwinder, in->ev_copy, r, &in->sf, &rec->copy_edge, &why))
 		malformed(in, "user_unwind_copy: %s", why);
 	tracecmd_free_record(r);
@@ -1287,6 +1291,7 @@ int input_close(struct input *in)
 		for (int cpu = 0; cpu < in->ncpus; cpu++)
 			g_queue_clear_full(&in->read_ahead[cpu], (GDestroyNotify)tracecmd_free_record);
 		free(in->read_ahead);
+		free(in->read_all);
 		trace_seq_destroy(&in->seq);
 		tracecmd_close(in->tc);
 		open_handle = NULL;

@@ -484,11 +484,10 @@ static void release_all(struct recorder *r)
 
 /*
  * A stack is held until its copy comes, from the same task with the same
- * cookie: the copy is written after the stack, before the task is back in
- * user space, but the task may be switched out (a sched_switch of its own)
- * or moved to another CPU in between.  It goes without its copy when the
- * task's next cookie or stack comes first, or at the end.  True: @rec was
- * the copy, and is printed.
+ * cookie: the copy is written right after the stack, on the same CPU with
+ * preemption off, but an interrupt's records can come between.  It goes
+ * without its copy when the task's next cookie or stack comes first, or
+ * at the end.  True: @rec was the copy, and is printed.
  */
 static bool take_copy(struct recorder *r, struct tep_event *ev, struct tep_record *rec, int pid)
 {

@@ -75,8 +75,7 @@ struct input {
 	struct copy_unwinder	*unwinder;
 	struct stack_frames	sf;
 	int			ncpus;
-	GQueue			*read_ahead;	/* each CPU's records read ahead, in order */
-	bool			*read_all;	/* each CPU's records are all read */
+	GQueue			*read_ahead;	/* each CPU's next records, in order; empty at its end */
 	struct tep_record	*cur;		/* taken, its loss not yet given */
 	struct trace_seq	seq;
 };
@@ -232,7 +231,6 @@ static void dat_open(struct input *in, const char *path)
 	if (in->ev_copy && !copy_format_lacks(in->ev_copy))
 		in->unwinder = copy_unwinder_new();
 	in->read_ahead = xcalloc((size_t)in->ncpus, sizeof(*in->read_ahead));
-	in->read_all = xcalloc((size_t)in->ncpus, sizeof(*in->read_all));
 	for (int cpu = 0; cpu < in->ncpus; cpu++) {
 		struct tep_record *r = tracecmd_read_cpu_first(in->tc, cpu);
 
@@ -272,21 +270,31 @@ static const unsigned char *dat_array(struct input *in, struct tep_event *ev,
 static struct tep_record *dat_ahead(struct input *in, int cpu, unsigned int n)
 {
 	GQueue *q = &in->read_ahead[cpu];
+	struct tep_record *r;
 
 	while (q->length <= n) {
-		struct tep_record *r = in->read_all[cpu] ? NULL : tracecmd_read_data(in->tc, cpu);
-
-		if (!r) {
-			in->read_all[cpu] = true;
+		r = tracecmd_read_data(in->tc, cpu);
+		if (!r)
 			return NULL;
-		}
 		g_queue_push_tail(q, r);
 	}
 	return g_queue_peek_nth(q, n);
 }
 
+/* Takes the record N places ahead on CPU, keeping the next one read */
+static struct tep_record *dat_take(struct input *in, int cpu, unsigned int n)
+{
+	struct tep_record *r = g_queue_pop_nth(&in->read_ahead[cpu], n);
+
+	dat_ahead(in, cpu, 0);
+	return r;
+}
+
 /* common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40 */
-#define IRQ_FLAGS	(0x08 | 0x10 | 0x40)
+static char irq_of_flags(int flags)
+{
+	return flags < 0 ? 0 : flags & 0x40 ? 'n' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : 0;
+}
 
 /* How far past its stack a copy is looked for, in records */
 #define COPY_AHEAD	256
@@ -303,7 +311,6 @@ static void dat_copy(struct input *in, struct tep_record *stack, struct rec *rec
 	struct tep_record *r;
 	uint64_t cookie;
 	unsigned int n;
-	int flags;
 
 	for (n = 0; n < COPY_AHEAD; n++) {
 		r = dat_ahead(in, stack->cpu, n);
@@ -311,13 +318,12 @@ static void dat_copy(struct input *in, struct tep_record *stack, struct rec *rec
 			return;
 		if (tep_find_event_by_record(in->tep, r) == in->ev_copy)
 			break;
-		flags = tep_data_flags(in->tep, r);
-		if (flags < 0 || !(flags & IRQ_FLAGS))
+		if (!irq_of_flags(tep_data_flags(in->tep, r)))
 			return;
 	}
 	if (n == COPY_AHEAD || !copy_cookie(in->ev_copy, r, &cookie) || cookie != in->sf.cookie)
 		return;
-	r = g_queue_pop_nth(&in->read_ahead[stack->cpu], n);
+	r = dat_take(in, stack->cpu, n);
 	if (!copy_merge(in->unwinder, in->ev_copy, r, &in->sf, &rec->copy_edge, &why))
 		malformed(in, "user_unwind_copy: %s", why);
 	tracecmd_free_record(r);
@@ -397,11 +403,6 @@ static bool dat_inode(struct input *in, struct tep_record *r, struct rec *rec)
 	return true;
 }
 
-static char irq_of_flags(int flags)
-{
-	return flags < 0 ? 0 : flags & 0x40 ? 'n' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : 0;
-}
-
 static bool dat_decode(struct input *in, struct tep_record *r, struct rec *rec)
 {
 	struct tep_event *ev = tep_find_event_by_record(in->tep, r);
@@ -456,7 +457,7 @@ static int dat_next(struct input *in, struct rec *rec)
 			int cpu, best = -1;
 
 			for (cpu = 0; cpu < in->ncpus; cpu++) {
-				next = dat_ahead(in, cpu, 0);
+				next = g_queue_peek_head(&in->read_ahead[cpu]);
 				if (next && (!first || next->ts < first->ts)) {
 					first = next;
 					best = cpu;
@@ -464,7 +465,7 @@ static int dat_next(struct input *in, struct rec *rec)
 			}
 			if (best < 0)
 				return 0;
-			in->cur = g_queue_pop_head(&in->read_ahead[best]);
+			in->cur = dat_take(in, best, 0);
 			/* The ring buffer lost events before this record */
 			if (in->cur->missed_events) {
 				memset(rec, 0, sizeof(*rec));
@@ -1291,7 +1292,6 @@ int input_close(struct input *in)
 		for (int cpu = 0; cpu < in->ncpus; cpu++)
 			g_queue_clear_full(&in->read_ahead[cpu], (GDestroyNotify)tracecmd_free_record);
 		free(in->read_ahead);
-		free(in->read_all);
 		trace_seq_destroy(&in->seq);
 		tracecmd_close(in->tc);
 		open_handle = NULL;

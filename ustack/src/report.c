@@ -8,9 +8,13 @@
  *
  * An event is followed, in its task, by its cookie; the stack comes when
  * the task returns to user space, before it can enter the kernel again.
- * So a task has at most one cookie waiting for its stack, and a new
- * cookie of the task means the old one will get none: memory stays
- * bounded by the number of tasks, whatever the length of the trace.
+ * So in a trace in time order a new cookie of the task means the old one
+ * will get none.  A trace whose CPUs were merged out of order (by a
+ * writer, or by hand) can hold the task's next cookie before the stack,
+ * so a stack joins its cookie by the cookie's value within the task: a
+ * task keeps its last TASK_WAITING cookies waiting, and only an older one
+ * is given up.  Memory stays bounded by the number of tasks, whatever
+ * the length of the trace.
  * An event made after the stack was walked, in the same return to user
  * space (a sched_switch on the way out), gets the same cookie, after its
  * stack: so the task's last stack that no cookie waited for is kept, until
@@ -106,7 +110,12 @@ struct waiting {			/* a cookie waiting for its stack */
 	int		pid;
 	unsigned long	lost_mark;	/* losses seen when it came */
 	struct event	*events, **tail;
+	struct waiting	*older;		/* the task's previous cookie still waiting */
+	bool		superseded;	/* a later cookie of the task came */
 };
+
+/* Cookies a task keeps waiting: see the top of this file */
+#define TASK_WAITING	8
 
 /* A task's last stack: a later cookie of the same kernel exit may join it */
 struct early {
@@ -136,7 +145,7 @@ struct report {
 	unsigned long	filtered;	/* events left out by the filters */
 	struct map	*pending_event;	/* (pid, irq) -> event waiting for its cookie */
 	struct map	*waiting;	/* (cookie, pid) -> struct waiting */
-	struct map	*task_cookie;	/* pid -> its struct waiting */
+	struct map	*task_cookie;	/* pid -> its newest struct waiting */
 	struct map	*early;		/* pid -> struct early: its last stack (a copy) */
 	bool		off_cpu, wakers;
 	bool		offsets;	/* --offsets: frames as offset, build-id, path */
@@ -698,6 +707,45 @@ static void keep_early(struct report *rep, const struct rec *stack, bool used)
 	map_put(rep->early, (uint64_t)stack->pid, 0, e);
 }
 
+/* The task's cookies past its TASK_WAITING newest (@w) get no stack */
+static void give_up_older(struct report *rep, struct waiting *w)
+{
+	struct waiting *old;
+	int n;
+
+	for (n = 1; w && n < TASK_WAITING; n++)
+		w = w->older;
+	if (!w)
+		return;
+	old = w->older;
+	w->older = NULL;
+	while (old) {
+		w = old->older;
+		map_del(rep->waiting, old->cookie, (uint64_t)old->pid);
+		give_up(rep, old, "the task entered the kernel again first");
+		old = w;
+	}
+}
+
+/* @w, joined, leaves its task's cookies */
+static void unlink_waiting(struct report *rep, struct waiting *w)
+{
+	struct waiting *newest = map_get(rep->task_cookie, (uint64_t)w->pid, 0), **p;
+
+	if (newest == w) {
+		map_del(rep->task_cookie, (uint64_t)w->pid, 0);
+		if (w->older)
+			map_put(rep->task_cookie, (uint64_t)w->pid, 0, w->older);
+		return;
+	}
+	for (p = &newest->older; *p; p = &(*p)->older) {
+		if (*p == w) {
+			*p = w->older;
+			return;
+		}
+	}
+}
+
 static void on_cookie(struct report *rep, const struct rec *rec)
 {
 	struct event *ev = map_del(rep->pending_event, (uint64_t)rec->pid, context_of(rec));
@@ -720,19 +768,19 @@ static void on_cookie(struct report *rep, const struct rec *rec)
 			return;
 		}
 		drop_early(rep, rec->pid);
-		/* A new kernel entry: the task's previous cookie is answered or lost */
+		/* A new kernel entry: the task's previous cookies wait on, a few */
 		prev = map_del(rep->task_cookie, (uint64_t)rec->pid, 0);
-		if (prev) {
-			map_del(rep->waiting, prev->cookie, (uint64_t)rec->pid);
-			give_up(rep, prev, "the task entered the kernel again first");
-		}
 		w = xcalloc(1, sizeof(*w));
 		w->cookie = rec->cookie;
 		w->pid = rec->pid;
 		w->lost_mark = rep->losses;
 		w->tail = &w->events;
+		w->older = prev;
+		if (prev)
+			prev->superseded = true;
 		map_put(rep->waiting, rec->cookie, (uint64_t)rec->pid, w);
 		map_put(rep->task_cookie, (uint64_t)rec->pid, 0, w);
+		give_up_older(rep, w);
 	}
 	*w->tail = ev;
 	w->tail = &ev->next;
@@ -760,7 +808,7 @@ static void on_stack(struct report *rep, const struct rec *rec)
 		drop_early(rep, rec->pid);
 	if (!w)
 		return;
-	map_del(rep->task_cookie, (uint64_t)rec->pid, 0);
+	unlink_waiting(rep, w);
 	print_stack(rep, rec, w->events);
 	free(w);
 }
@@ -768,10 +816,14 @@ static void on_stack(struct report *rep, const struct rec *rec)
 static void flush_waiting(uint64_t a, uint64_t b, void *value, void *ctx)
 {
 	struct report *rep = ctx;
+	struct waiting *w = value;
 
 	(void)a;
 	(void)b;
-	give_up(rep, value, "the trace ended, or the task exited, before its stack");
+	if (w->superseded)
+		give_up(rep, w, "the task entered the kernel again first");
+	else
+		give_up(rep, w, "the trace ended, or the task exited, before its stack");
 }
 
 static void flush_pending(uint64_t a, uint64_t b, void *value, void *ctx)

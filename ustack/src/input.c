@@ -1229,6 +1229,10 @@ struct input *input_open(const char *path)
 			die("cannot read %s: %s", in->name, strerror(err));
 		die("%s is empty: no trace", in->name);
 	case START_NOT:
+		if (in->start_len >= 8 && !memcmp(in->start, "PERFILE2", 8))
+			die("%s is perf's (perf record), not a trace of deferred user stacks: "
+			    "read it with perf report; ustack reads ustack record's files, "
+			    "tracefs's trace text and trace-cmd's trace.dat", in->name);
 		die("%s is not a trace: it has no trace header (trace.dat's magic, tracefs's "
 		    "\"# tracer:\") and no event of the series (user_unwind_cookie, "
 		    "<user stack unwind>, inode_cache)", in->name);

@@ -176,8 +176,9 @@ static void usage(bool help)
 {
 	fprintf(help ? stdout : stderr,
 		"usage: ustack report [VIEW] [FILTER]... [--flamegraph F.html] [--pprof F.pb.gz]\n"
-		"                     [--force] [--stats] [-q] [FILE]\n"
-		"  FILE  ustack record's output (default ustack.trace), the text of\n"
+		"                     [--force] [--stats] [-q] [[-i] FILE]\n"
+		"  FILE, -i FILE, --input FILE\n"
+		"        ustack record's output (default ustack.trace), the text of\n"
 		"        tracefs's trace or trace_pipe, or a trace-cmd recording\n"
 		"        (trace.dat); - for standard input\n"
 		"VIEW (one; by default each event and its stack):\n"
@@ -1119,11 +1120,12 @@ int cmd_report(int argc, char **argv)
 		{ "wakers", no_argument, NULL, OPT_WAKERS },
 		{ "offsets", no_argument, NULL, OPT_OFFSETS },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "input", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report rep = { 0 };
-	const char *path = "ustack.trace", *flame = NULL, *pprof = NULL, *func = NULL;
+	const char *path = NULL, *flame = NULL, *pprof = NULL, *func = NULL;
 	const char *outputs[2], *const output_opts[2] = { "--flamegraph", "--pprof" };
 	GRegex *func_re = NULL;
 	bool nomatch = false;
@@ -1136,8 +1138,13 @@ int cmd_report(int argc, char **argv)
 	int opt, ret;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "fshqm:M:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fshqi:m:M:", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'i':
+			if (path)
+				die("one trace at a time: %s and %s", path, optarg);
+			path = optarg;
+			break;
 		case 'f':
 			set_view(&rep, VIEW_FOLDED);
 			break;
@@ -1215,10 +1222,15 @@ int cmd_report(int argc, char **argv)
 			usage(false);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc) {
+		if (path)
+			die("one trace at a time: %s and %s", path, argv[optind]);
 		path = argv[optind++];
+	}
 	if (optind < argc)
-		usage(false);
+		die("one trace at a time: %s and %s", path, argv[optind]);
+	if (!path)
+		path = "ustack.trace";
 	if (!rep.off_cpu && (rep.filt.states[0] || rep.filt.min_ns || rep.filt.max_ns || rep.wakers))
 		die("--state, -m, -M and --wakers go with --off-cpu");
 	if (rep.filt.max_ns && rep.filt.min_ns > rep.filt.max_ns)

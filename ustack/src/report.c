@@ -184,7 +184,7 @@ static void usage(bool help)
 		"VIEW (one; by default each event and its stack):\n"
 		"  --folded         collapsed stacks, \"comm;outer;...;inner count\", for flame graphs\n"
 		"  --by-event       the same, the event's name outermost: \"event;comm;outer;... count\"\n"
-		"  --top[=N]        functions by count, children (in the stack) and self (innermost),\n"
+		"  --top [N]        functions by count, children (in the stack) and self (innermost),\n"
 		"                   with %% of the events; then whole stacks by count (N rows each,\n"
 		"                   default 50, 0 for all)\n"
 		"  --callers RE     the functions calling those whose name RE matches (a regex,\n"
@@ -1153,6 +1153,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_TOP:
 			set_view(&rep, VIEW_TOP);
+			/* --top 5, as --top=5: a number is N, not the trace */
+			if (!optarg && optind < argc && argv[optind][0] &&
+			    strspn(argv[optind], "0123456789") == strlen(argv[optind]))
+				optarg = argv[optind++];
 			if (optarg) {
 				errno = 0;
 				top = (size_t)strtoul(optarg, &end, 10);

@@ -1040,7 +1040,8 @@ int cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 
-	while ((opt = getopt_long(argc, argv, "+e:o:p:ad:b:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:e:o:p:ad:b:h", longopts, NULL)) != -1) {
 		char *end;
 
 		switch (opt) {
@@ -1086,6 +1087,7 @@ int cmd_record(int argc, char **argv)
 			usage(true);
 			break;
 		default:
+			bad_option("record", opt, argv);
 			usage(false);
 		}
 	}

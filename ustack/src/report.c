@@ -1138,7 +1138,8 @@ int cmd_report(int argc, char **argv)
 	int opt, ret;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "fshqi:m:M:", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":fshqi:m:M:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (path)
@@ -1223,6 +1224,7 @@ int cmd_report(int argc, char **argv)
 			usage(true);
 			break;
 		default:
+			bad_option("report", opt, argv);
 			usage(false);
 		}
 	}

@@ -134,6 +134,7 @@ char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void put_u64(FILE *out, uint64_t v, unsigned int base, unsigned int width);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void bad_option(const char *cmd, int opt, char **argv);
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t path_unescape(char *s);
 void path_escape(FILE *out, const char *s, size_t len);

@@ -26,6 +26,20 @@ void die(const char *fmt, ...)
 	exit(2);
 }
 
+/*
+ * getopt's complaint about argv, said as ustack's (opterr is 0, and the
+ * option string starts with ':'): @opt is ':' for a value missing
+ */
+void bad_option(const char *cmd, int opt, char **argv)
+{
+	if (opt == ':')
+		warnx_("%s: %s needs a value", cmd, argv[optind - 1]);
+	else if (optopt)
+		warnx_("%s: unknown option -%c", cmd, optopt);
+	else
+		warnx_("%s: unknown option %s", cmd, argv[optind - 1]);
+}
+
 void warnx_(const char *fmt, ...)
 {
 	va_list ap;

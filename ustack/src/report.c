@@ -211,6 +211,7 @@ static void usage(bool help)
 		"              wait, innermost of all: a frame \"--\", then the waker's stack from\n"
 		"              the wakeup out to the waker, [hardirq] or [softirq] for an interrupt,\n"
 		"              or the kernel thread's name (--top, --callers, --callees leave it out)\n"
+		"OTHER:\n"
 		"  --stats   time, throughput and peak memory, on standard error\n"
 		"  -q, --quiet  no summary or progress on standard error, only errors\n"
 		"  --binaries DIR  symbolise from DIR (binaries and debug files copied from\n"
@@ -929,8 +930,8 @@ static double now(void)
 }
 
 enum {
-	OPT_BY_EVENT = 256, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME, OPT_PPROF,
-	OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE, OPT_WAKERS,
+	OPT_BY_EVENT = 256, OPT_FOLDED, OPT_STATS, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME,
+	OPT_PPROF, OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE, OPT_WAKERS,
 	OPT_OFFSETS,
 };
 
@@ -1101,7 +1102,7 @@ static void name_file(struct report *rep, const struct rec *rec)
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "folded", no_argument, NULL, 'f' },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "by-event", no_argument, NULL, OPT_BY_EVENT },
 		{ "top", optional_argument, NULL, OPT_TOP },
 		{ "callers", required_argument, NULL, OPT_CALLERS },
@@ -1112,7 +1113,7 @@ int cmd_report(int argc, char **argv)
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "time", required_argument, NULL, OPT_TIME },
-		{ "stats", no_argument, NULL, 's' },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "binaries", required_argument, NULL, 'B' },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
@@ -1139,14 +1140,14 @@ int cmd_report(int argc, char **argv)
 	char *end;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":fshqi:m:M:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hqi:m:M:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (path)
 				die("one trace at a time: %s and %s", path, optarg);
 			path = optarg;
 			break;
-		case 'f':
+		case OPT_FOLDED:
 			set_view(&rep, VIEW_FOLDED);
 			break;
 		case OPT_BY_EVENT:
@@ -1188,7 +1189,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_TIME:
 			parse_time(&rep.filt, optarg);
 			break;
-		case 's':
+		case OPT_STATS:
 			stats = true;
 			break;
 		case 'q':

@@ -5,7 +5,7 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# The base kernel (SPEC.md section 1).
+# The base kernel: Debian's linux-source-7.3, as the README says.
 KSRC_PKG=linux-source-7.3
 KSRC_VERSION=7.3.4-1~bpo13+1
 KSRC_SERIES='7.3.*'

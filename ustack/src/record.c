@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,7 +111,8 @@ static void usage(bool help)
 		"       ustack record [OPTIONS] -a\n"
 		"  -e SYSTEM:EVENT  an event that asks for the user stack (repeatable;\n"
 		"                   default " DEFAULT_EVENT ")\n"
-		"  -o FILE          where to write the trace (default ustack.trace; - for stdout)\n"
+		"  -o FILE          where to write the trace (default ustack.trace; - for stdout);\n"
+		"                   an earlier FILE is kept as FILE.old\n"
 		"  -p PID[,PID]...  attach to running processes, all their threads, and\n"
 		"                   the children they start (repeatable); no COMMAND\n"
 		"  -a               every user task (but ustack itself); no COMMAND\n"
@@ -1022,6 +1024,8 @@ int cmd_record(int argc, char **argv)
 	struct timespec poll_ts = { 0, POLL_NS };
 	struct target *targets = NULL;
 	struct pidlist tids = { 0 };
+	struct output *out;
+	struct stat st;
 	unsigned long long buffer_kb = 0;
 	double duration = 0;
 	int opt, go = -1, exec_err = -1, status = 0, e;
@@ -1173,9 +1177,11 @@ int cmd_record(int argc, char **argv)
 	r.build_id_state = tep_find_field(r.inode, "build_id_state") != NULL;
 
 	open_raw(&r);
-	r.out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
-	if (!r.out)
-		die("cannot write %s: %s", out_path, strerror(errno));
+	/* Beside the file, renamed over it at the end: a run that fails keeps it */
+	out = output_open(out_path);
+	if (!out)
+		exit(2);
+	r.out = output_stream(out);
 	trace_seq_init(&r.seq);
 	r.proc_tried = map_new();
 	fprintf(r.out, "# ustack record:");
@@ -1292,8 +1298,19 @@ int cmd_record(int argc, char **argv)
 		stop_signal ? strsignal(stop_signal) : ended_by_time ? "duration" :
 		targets_exited ? "attached processes exited" : "command exited",
 		r.records, r.stacks, r.lost);
-	if (fflush(r.out) || (r.out != stdout && fclose(r.out)))
-		die("cannot write %s: %s", out_path, strerror(errno));
+	/* The previous trace, as perf keeps perf.data.old */
+	if (strcmp(out_path, "-") && !stat(out_path, &st) && S_ISREG(st.st_mode)) {
+		char *old;
+
+		if (asprintf(&old, "%s.old", out_path) < 0)
+			die("out of memory");
+		if (rename(out_path, old))
+			warnx_("cannot keep the previous %s as %s: %s", out_path, old,
+			       strerror(errno));
+		free(old);
+	}
+	if (output_commit(out))
+		exit(2);
 	fprintf(stderr, "ustack: %lu records, %lu stacks, %lu events lost, written to %s\n",
 		r.records, r.stacks, r.lost, out_path);
 	if (r.unwinder) {

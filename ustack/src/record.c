@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>	/* isfinite */
@@ -109,8 +110,11 @@ static void usage(bool help)
 		"usage: ustack record [OPTIONS] -- COMMAND [ARGS]\n"
 		"       ustack record [OPTIONS] -p PID[,PID]...\n"
 		"       ustack record [OPTIONS] -a\n"
-		"  -e SYSTEM:EVENT  an event that asks for the user stack (repeatable;\n"
-		"                   default " DEFAULT_EVENT ")\n"
+		"  -e EVENT         an event that asks for the user stack (repeatable):\n"
+		"                   SYSTEM:EVENT, or SYSTEM for all its events, with globs\n"
+		"                   ('syscalls:sys_enter_open*'); default " DEFAULT_EVENT "\n"
+		"  --filter EXPR    the kernel's filter for the events of the -e before it,\n"
+		"                   on the fields of their format ('flags & 64', 'count > 4096')\n"
 		"  -o FILE          where to write the trace (default ustack.trace; - for stdout);\n"
 		"                   an earlier FILE is kept as FILE.old\n"
 		"  -p PID[,PID]...  attach to running processes, all their threads, and\n"
@@ -873,6 +877,58 @@ static struct tep_handle *load_formats(char *const *sys, char *const *names, siz
 	return tep;
 }
 
+/* The events of the run, each with the filter its -e was given */
+struct events {
+	char		**sys, **name;
+	const char	**filter;
+	size_t		n;
+};
+
+/*
+ * Add the events that SPEC names: SYSTEM:EVENT, or SYSTEM for all of its
+ * events, with shell globs in either ("syscalls:sys_enter_*"); the
+ * series' own events are recorded anyway.  An event named twice is
+ * added once, with the filter it came with first.
+ */
+static void add_events(struct events *ev, const char *spec, const char *filter)
+{
+	char *sys = xstrdup(spec), *name = strchr(sys, ':'), **systems, **names;
+	size_t i, j, k, found = 0;
+
+	if (name)
+		*name++ = '\0';
+	if (!*sys || (name && !*name))
+		die("bad event '%s': give it as SYSTEM:EVENT or SYSTEM (globs allowed)", spec);
+	systems = tracefs_event_systems(NULL);
+	for (i = 0; systems && systems[i]; i++) {
+		if (fnmatch(sys, systems[i], 0) || !strcmp(systems[i], "ftrace"))
+			continue;
+		names = tracefs_system_events(NULL, systems[i]);
+		for (j = 0; names && names[j]; j++) {
+			if (name && fnmatch(name, names[j], 0))
+				continue;
+			found++;
+			for (k = 0; k < ev->n; k++)
+				if (!strcmp(ev->sys[k], systems[i]) && !strcmp(ev->name[k], names[j]))
+					break;
+			if (k < ev->n)
+				continue;
+			ev->sys = xrealloc(ev->sys, (ev->n + 1) * sizeof(*ev->sys));
+			ev->name = xrealloc(ev->name, (ev->n + 1) * sizeof(*ev->name));
+			ev->filter = xrealloc(ev->filter, (ev->n + 1) * sizeof(*ev->filter));
+			ev->sys[ev->n] = xstrdup(systems[i]);
+			ev->name[ev->n] = xstrdup(names[j]);
+			ev->filter[ev->n++] = filter;
+		}
+		tracefs_list_free(names);
+	}
+	tracefs_list_free(systems);
+	if (!found)
+		die("no event %s in this kernel (see %s/available_events)", spec,
+		    tracefs_tracing_dir());
+	free(sys);
+}
+
 /* A process given with -p: its thread group, held by a pidfd */
 struct target {
 	pid_t	pid;
@@ -1018,7 +1074,9 @@ static bool time_up(const struct timespec *deadline)
 int cmd_record(int argc, char **argv)
 {
 	const char *out_path = "ustack.trace";
-	char **events = NULL, **evsys, name[64], pidbuf[32];
+	char **events = NULL, name[64], pidbuf[32];
+	const char **filters = NULL;
+	struct events ev = { 0 };
 	size_t nevents = 0, ntargets = 0, i;
 	struct recorder r = { 0 };
 	struct timespec poll_ts = { 0, POLL_NS };
@@ -1041,6 +1099,7 @@ int cmd_record(int argc, char **argv)
 		{ "wakers", no_argument, NULL, 'W' },
 		{ "copy", required_argument, NULL, 'C' },
 		{ "stats", no_argument, NULL, 'S' },
+		{ "filter", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -1051,7 +1110,17 @@ int cmd_record(int argc, char **argv)
 		switch (opt) {
 		case 'e':
 			events = xrealloc(events, (nevents + 1) * sizeof(*events));
+			filters = xrealloc(filters, (nevents + 1) * sizeof(*filters));
+			filters[nevents] = NULL;
 			events[nevents++] = optarg;
+			break;
+		case 'F':
+			/* As perf's: the filter of the -e before it */
+			if (!nevents)
+				die("--filter '%s' goes after the -e whose events it filters", optarg);
+			if (filters[nevents - 1])
+				die("-e %s has two filters: join them with && in one", events[nevents - 1]);
+			filters[nevents - 1] = optarg;
 			break;
 		case 'o':
 			out_path = optarg;
@@ -1107,12 +1176,17 @@ int cmd_record(int argc, char **argv)
 	}
 	if (off_cpu) {
 		events = xrealloc(events, (nevents + 2) * sizeof(*events));
+		filters = xrealloc(filters, (nevents + 2) * sizeof(*filters));
+		filters[nevents] = NULL;
 		events[nevents++] = OFF_CPU_EVENT;
-		if (wakers)
+		if (wakers) {
+			filters[nevents] = NULL;
 			events[nevents++] = WAKER_EVENT;
+		}
 	}
 	if (!nevents) {
 		events = xmalloc(sizeof(*events));
+		filters = xcalloc(1, sizeof(*filters));
 		events[nevents++] = DEFAULT_EVENT;
 	}
 
@@ -1142,20 +1216,9 @@ int cmd_record(int argc, char **argv)
 	if (off_cpu && tracefs_instance_file_write(instance, "trace_clock", "mono") < 0)
 		write_file("trace_clock", "global", "set a clock that CPUs share");
 
-	evsys = xcalloc(nevents, sizeof(*evsys));
-	for (i = 0; i < nevents; i++) {
-		char *sys = xstrdup(events[i]), *ev = strchr(sys, ':');
-
-		if (!ev || !ev[1] || ev == sys)
-			die("bad event '%s': give it as SYSTEM:EVENT", events[i]);
-		*ev++ = '\0';
-		if (!tracefs_event_file_exists(instance, sys, ev, "enable"))
-			die("no event %s:%s in this kernel (see %s/available_events)",
-			    sys, ev, tracefs_tracing_dir());
-		evsys[i] = sys;
-		events[i] = ev;
-	}
-	r.tep = load_formats(evsys, events, nevents);
+	for (i = 0; i < nevents; i++)
+		add_events(&ev, events[i], filters[i]);
+	r.tep = load_formats(ev.sys, ev.name, ev.n);
 	if (!r.tep)
 		die("cannot read the event formats: %s", strerror(errno));
 	r.cookie = tep_find_event_by_name(r.tep, "ftrace", "user_unwind_cookie");
@@ -1232,9 +1295,16 @@ int cmd_record(int argc, char **argv)
 			    "(too many instances with the option set, or perf users)");
 		die("cannot set userstacktrace_delay: %s", strerror(e));
 	}
-	for (i = 0; i < nevents; i++)
-		if (tracefs_event_enable(instance, evsys[i], events[i]))
-			die("cannot enable %s:%s: %s", evsys[i], events[i], strerror(errno));
+	for (i = 0; i < ev.n; i++) {
+		if (ev.filter[i] &&
+		    tracefs_event_file_write(instance, ev.sys[i], ev.name[i], "filter",
+					     ev.filter[i]) < 0)
+			die("--filter '%s': %s:%s refused it (%s); see the fields in %s/events/%s/%s/format",
+			    ev.filter[i], ev.sys[i], ev.name[i], strerror(errno),
+			    tracefs_tracing_dir(), ev.sys[i], ev.name[i]);
+		if (tracefs_event_enable(instance, ev.sys[i], ev.name[i]))
+			die("cannot enable %s:%s: %s", ev.sys[i], ev.name[i], strerror(errno));
+	}
 	write_file("tracing_on", "1", "turn tracing on");
 	if (duration > 0) {
 		time_t whole = (time_t)duration;
@@ -1281,8 +1351,8 @@ int cmd_record(int argc, char **argv)
 	 * No new event, then a moment for the stacks of the last ones (they
 	 * come when their tasks return to user space), then tracing off
 	 */
-	for (i = 0; i < nevents; i++)
-		tracefs_event_disable(instance, evsys[i], events[i]);
+	for (i = 0; i < ev.n; i++)
+		tracefs_event_disable(instance, ev.sys[i], ev.name[i]);
 	nanosleep(&poll_ts, NULL);
 	write_file("tracing_on", "0", "turn tracing off");
 	write_file(OPTION, "0", "clear userstacktrace_delay");
@@ -1340,14 +1410,19 @@ int cmd_record(int argc, char **argv)
 	close_raw(&r);
 	map_free(r.proc_tried, NULL);
 	tep_free(r.tep);
-	for (i = 0; i < nevents; i++)
-		free(evsys[i]);
+	for (i = 0; i < ev.n; i++) {
+		free(ev.sys[i]);
+		free(ev.name[i]);
+	}
 	for (i = 0; i < ntargets; i++)
 		close(targets[i].pidfd);
 	free(targets);
 	free(tids.buf);
 	free(tids.tids);
-	free(evsys);
+	free(ev.sys);
+	free(ev.name);
+	free(ev.filter);
+	free(filters);
 	free(events);
 	remove_instance();
 	if (!have_cmd || (ended_by_time && !stop_signal))

@@ -649,17 +649,21 @@ static bool try_head(const char *line, const char *cpu, const char *close,
 		     struct rec *rec, const char **rest)
 {
 	const char *e = cpu, *dash, *tok, *tok_end, *p;
-	uint64_t pid, n;
+	uint64_t pid, n, tgid = 0;
 
 	while (e > line && e[-1] == ' ')
 		e--;
 	if (e > line && e[-1] == ')') {		/* (TGID), or (-------) */
-		const char *open = e - 1;
+		const char *open = e - 1, *t;
 
 		while (open > line && *open != '(')
 			open--;
 		if (*open != '(')
 			return false;
+		for (t = open + 1; *t == ' '; t++)
+			;
+		if (!u64_at(&t, 10, &tgid, NULL) || *t != ')' || tgid > MAX_PID)
+			tgid = 0;
 		e = open;
 		while (e > line && e[-1] == ' ')
 			e--;
@@ -703,6 +707,7 @@ static bool try_head(const char *line, const char *cpu, const char *close,
 	memcpy(rec->comm, line, n);
 	rec->comm[n] = '\0';
 	rec->pid = (int)pid;
+	rec->tgid = (int)tgid;
 	rec->cpu = (int)(cpu[2] ? strtol(cpu + 2, NULL, 10) : 0);
 	n = (uint64_t)(tok_end - 1 - tok);
 	if (n >= sizeof(rec->ts))

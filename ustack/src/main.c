@@ -4,7 +4,7 @@
 
 #include "ustack.h"
 
-#define USTACK_VERSION	"0.2"
+#define USTACK_VERSION	"0.3"
 
 static int usage(FILE *out, int ret)
 {

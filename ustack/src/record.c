@@ -72,6 +72,8 @@ struct recorder {
 	unsigned long		records, stacks, lost;
 	bool			comms_fresh;	/* saved_cmdlines read this pass */
 	struct map		*proc_tried;	/* PIDs looked up in /proc already */
+	struct map		*tgids;		/* pid -> its process + 1; 1: not known */
+	bool			tgids_fresh;	/* saved_tgids read this pass */
 	bool			draining;	/* the last pass: read everything */
 	bool			build_id;	/* inode_cache has the build_id field */
 	bool			build_id_state;	/* and build_id_state */
@@ -266,10 +268,57 @@ static bool proc_comm(struct tep_handle *tep, int pid)
 	return ok;
 }
 
-/* "%16s-%-7d [%03d] %5lu.%06lu: ", as tracefs's trace file prints */
+/* saved_tgids, which record-tgid fills as events are recorded, into r->tgids */
+static void load_tgids(struct recorder *r)
+{
+	char *text = tracefs_instance_file_read(NULL, "saved_tgids", NULL), *line, *save;
+	int pid, tgid;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%d %d", &pid, &tgid) == 2 && pid > 0 && tgid > 0)
+			map_put(r->tgids, (uint64_t)pid, 0, (void *)(uintptr_t)(tgid + 1));
+	free(text);
+}
+
+/* The process of thread @pid, for --pid of report: 0 when it is not known */
+static int tgid_of(struct recorder *r, int pid)
+{
+	uintptr_t v = (uintptr_t)map_get(r->tgids, (uint64_t)pid, 0);
+	char path[64], line[128];
+	int tgid = 0;
+	FILE *f;
+
+	if (pid <= 0)
+		return 0;
+	if (!v && !r->tgids_fresh) {
+		load_tgids(r);
+		r->tgids_fresh = true;
+		v = (uintptr_t)map_get(r->tgids, (uint64_t)pid, 0);
+	}
+	if (v)
+		return (int)(v - 1);
+	/* A thread the kernel's table has not seen yet: /proc, while it lives */
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	map_put(r->tgids, (uint64_t)pid, 0, (void *)(uintptr_t)(tgid + 1));
+	return tgid;
+}
+
+/*
+ * "%16s-%-7d (%7d) [%03d] %5lu.%06lu: ", as tracefs's trace file prints
+ * with record-tgid: (-------) for a process not known
+ */
 static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 {
 	const char *comm = tep_data_comm_from_pid(r->tep, pid);
+	int tgid = tgid_of(r, pid);
+	char tgid_s[16] = "-------";
 
 	if (!strcmp(comm, "<...>") && !r->comms_fresh) {
 		load_comms(r->tep);
@@ -289,7 +338,9 @@ static void print_head(struct recorder *r, struct tep_record *rec, int pid)
 	 * hardirq/softirq/NMI, preempt depth (TRACE_FLAG_* of common_flags) */
 	if (flags < 0)
 		flags = 0;
-	fprintf(r->out, "%16s-%-7d [%03d] %c%c%c%c. %5llu.%06llu: ", comm, pid, rec->cpu,
+	if (tgid > 0)
+		snprintf(tgid_s, sizeof(tgid_s), "%7d", tgid);
+	fprintf(r->out, "%16s-%-7d (%s) [%03d] %c%c%c%c. %5llu.%06llu: ", comm, pid, tgid_s, rec->cpu,
 		flags & 0x01 ? 'd' : '.', flags & 0x04 ? 'N' : '.',
 		flags & 0x40 ? (flags & 0x08 ? 'Z' : 'z') :
 		(flags & 0x08) && (flags & 0x10) ? 'H' : flags & 0x08 ? 'h' : flags & 0x10 ? 's' : '.',
@@ -1247,6 +1298,7 @@ int cmd_record(int argc, char **argv)
 	r.out = output_stream(out);
 	trace_seq_init(&r.seq);
 	r.proc_tried = map_new();
+	r.tgids = map_new();
 	fprintf(r.out, "# ustack record:");
 	if (off_cpu)
 		fprintf(r.out, wakers ? " --wakers" : " --off-cpu");
@@ -1305,6 +1357,8 @@ int cmd_record(int argc, char **argv)
 		if (tracefs_event_enable(instance, ev.sys[i], ev.name[i]))
 			die("cannot enable %s:%s: %s", ev.sys[i], ev.name[i], strerror(errno));
 	}
+	/* report --pid takes processes: the kernel keeps each thread's, as tracefs's (TGID) */
+	tracefs_instance_file_write(instance, "options/record-tgid", "1");
 	write_file("tracing_on", "1", "turn tracing on");
 	if (duration > 0) {
 		time_t whole = (time_t)duration;
@@ -1330,6 +1384,7 @@ int cmd_record(int argc, char **argv)
 
 	while (!exited) {
 		r.comms_fresh = false;
+		r.tgids_fresh = false;
 		read_raw(&r);
 		if (have_cmd && waitpid(child, &status, WNOHANG) == child)
 			break;
@@ -1358,6 +1413,7 @@ int cmd_record(int argc, char **argv)
 	write_file(OPTION, "0", "clear userstacktrace_delay");
 	/* What was recorded after the last pass: everything, signals or not */
 	r.comms_fresh = false;
+	r.tgids_fresh = false;
 	r.draining = true;
 	read_raw(&r);
 	release_all(&r);
@@ -1409,6 +1465,7 @@ int cmd_record(int argc, char **argv)
 	free(r.path);
 	close_raw(&r);
 	map_free(r.proc_tried, NULL);
+	map_free(r.tgids, NULL);
 	tep_free(r.tep);
 	for (i = 0; i < ev.n; i++) {
 		free(ev.sys[i]);

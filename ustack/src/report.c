@@ -65,6 +65,7 @@ struct event {
 	char		comm[64];
 	char		*name;		/* the event's name */
 	int		pid;
+	int		tgid;		/* its process, when the trace gives it; else 0 */
 	double		ts;
 	bool		keep;		/* passes the filters */
 	/* --off-cpu: a switch out, weighed by the time until the switch in */
@@ -94,8 +95,10 @@ enum view {
 
 /* --pid, --comm, --event, --time: an event is kept when it passes all */
 struct filters {
-	int		*pids;
+	int		*pids;		/* --pid: processes (or threads, where no TGID is known) */
 	size_t		npids;
+	int		*tids;		/* --tid: threads */
+	size_t		ntids;
 	GRegex		**comms, **events;	/* matched anywhere in the name */
 	size_t		ncomms, nevents;
 	bool		have_from, have_to;
@@ -199,7 +202,9 @@ static void usage(bool help)
 		"                     with --off-cpu, off-cpu/nanoseconds)\n"
 		"  --force            replace FILE even if it is the input, the other file, or a trace\n"
 		"FILTER (for every view; an option given twice, or a list, keeps either):\n"
-		"  --pid PID[,PID...]    --comm RE    --event [SYSTEM:]RE[,RE...]  (RE: a regex)\n"
+		"  --pid PID[,PID...]  processes: all their threads (a trace of ustack record,\n"
+		"                      or tracefs's with record-tgid; else the thread of that id)\n"
+		"  --tid TID[,TID...]  threads   --comm RE   --event [SYSTEM:]RE[,RE...]  (RE: a regex)\n"
 		"  --time [FROM],[TO]    seconds, as the timestamps print\n"
 		"OFF-CPU (a trace of ustack record --off-cpu):\n"
 		"  --off-cpu   each sched_switch that takes a task off the CPU is an event,\n"
@@ -292,9 +297,16 @@ static bool passes(const struct filters *f, const struct event *ev)
 	size_t i;
 
 	if (f->npids) {
-		for (i = 0; i < f->npids && f->pids[i] != ev->pid; i++)
+		/* A process: its threads; a trace without TGIDs knows threads only */
+		for (i = 0; i < f->npids && f->pids[i] != (ev->tgid ? ev->tgid : ev->pid); i++)
 			;
 		if (i == f->npids)
+			return false;
+	}
+	if (f->ntids) {
+		for (i = 0; i < f->ntids && f->tids[i] != ev->pid; i++)
+			;
+		if (i == f->ntids)
 			return false;
 	}
 	if (f->ncomms && !any_matches(f->comms, f->ncomms, ev->comm))
@@ -571,6 +583,7 @@ static struct event *new_event(const struct rec *rec)
 	snprintf(ev->comm, sizeof(ev->comm), "%s", rec->comm);
 	ev->name = xstrdup(rec->name ? rec->name : "[unnamed]");
 	ev->pid = rec->pid;
+	ev->tgid = rec->tgid;
 	ev->ts = strtod(rec->ts, NULL);
 	return ev;
 }
@@ -931,7 +944,7 @@ static double now(void)
 
 enum {
 	OPT_BY_EVENT = 256, OPT_FOLDED, OPT_STATS, OPT_TOP, OPT_CALLERS, OPT_CALLEES, OPT_FLAME,
-	OPT_PPROF, OPT_PID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE, OPT_WAKERS,
+	OPT_PPROF, OPT_PID, OPT_TID, OPT_COMM, OPT_EVENT, OPT_TIME, OPT_FORCE, OPT_OFF_CPU, OPT_STATE, OPT_WAKERS,
 	OPT_OFFSETS,
 };
 
@@ -983,7 +996,7 @@ static void add_regex(GRegex ***list, size_t *n, const char *opt, const char *s,
 	free(pattern);
 }
 
-static void parse_pids(struct filters *f, const char *arg)
+static void parse_pids(int **pids, size_t *npids, const char *opt, const char *arg)
 {
 	const char *p = arg;
 	char *end;
@@ -993,9 +1006,9 @@ static void parse_pids(struct filters *f, const char *arg)
 		errno = 0;
 		pid = strtol(p, &end, 10);
 		if (end == p || errno || pid < 0 || pid > INT32_MAX || (*end && *end != ','))
-			die("--pid %s: not a list of process ids", arg);
-		f->pids = xrealloc(f->pids, (f->npids + 1) * sizeof(*f->pids));
-		f->pids[f->npids++] = (int)pid;
+			die("%s %s: not a list of ids", opt, arg);
+		*pids = xrealloc(*pids, (*npids + 1) * sizeof(**pids));
+		(*pids)[(*npids)++] = (int)pid;
 		if (!*end)
 			break;
 		p = end + 1;
@@ -1069,6 +1082,7 @@ static void free_filters(struct filters *f)
 	free(f->comms);
 	free(f->events);
 	free(f->pids);
+	free(f->tids);
 }
 
 static void free_path(void *p)
@@ -1110,6 +1124,7 @@ int cmd_report(int argc, char **argv)
 		{ "flamegraph", required_argument, NULL, OPT_FLAME },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "time", required_argument, NULL, OPT_TIME },
@@ -1178,7 +1193,10 @@ int cmd_report(int argc, char **argv)
 			pprof = optarg;
 			break;
 		case OPT_PID:
-			parse_pids(&rep.filt, optarg);
+			parse_pids(&rep.filt.pids, &rep.filt.npids, "--pid", optarg);
+			break;
+		case OPT_TID:
+			parse_pids(&rep.filt.tids, &rep.filt.ntids, "--tid", optarg);
 			break;
 		case OPT_COMM:
 			add_regex(&rep.filt.comms, &rep.filt.ncomms, "--comm", optarg, strlen(optarg));

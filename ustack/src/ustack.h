@@ -101,6 +101,7 @@ struct rec {
 	enum rec_type	type;
 	int		cpu;
 	int		pid;
+	int		tgid;		/* its process, from "(TGID)" after the pid; 0 if none */
 	char		comm[64];
 	char		ts[32];		/* as printed: seconds.fraction */
 	/* The context the record was written in, from its flags: 'h' a hard

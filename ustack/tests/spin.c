@@ -3,11 +3,11 @@
  * A program that is already running when ustack record attaches to it
  * (vm-tests: -p, -a, -d, Ctrl-C).  Its main thread and a second thread,
  * started at once, each call getppid through a chain of their own every
- * 20 ms, until SECONDS have passed (default 120).  The lines a test
- * expects are marked as in prog.c.  It prints "ready" once both threads
- * run.
+ * 20 ms, until SECONDS have passed (default 120); with THREADS, that many
+ * such second threads.  The lines a test expects are marked as in prog.c.
+ * It prints "ready" once every thread runs.
  *
- *   spin [SECONDS]
+ *   spin [SECONDS [THREADS]]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile int worker_ran;
+static int workers_ran;
 
 __attribute__((noinline)) static long spin_leaf(void)
 {
@@ -52,8 +52,8 @@ static void pause_a_little(void)
 static void *worker(void *arg)
 {
 	(void)arg;
+	__atomic_add_fetch(&workers_ran, 1, __ATOMIC_RELAXED);
 	for (;;) {
-		worker_ran = 1;
 		thread_step(); /* CALL thread_step */
 		pause_a_little();
 	}
@@ -63,11 +63,13 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	time_t end = time(NULL) + (argc > 1 ? atoi(argv[1]) : 120);
+	int i, threads = argc > 2 ? atoi(argv[2]) : 1;
 	pthread_t t;
 
-	if (pthread_create(&t, NULL, worker, NULL))
-		return 1;
-	while (!worker_ran)
+	for (i = 0; i < threads; i++)
+		if (pthread_create(&t, NULL, worker, NULL))
+			return 1;
+	while (__atomic_load_n(&workers_ran, __ATOMIC_RELAXED) < threads)
 		pause_a_little();
 	printf("ready\n");
 	fflush(stdout);

@@ -246,5 +246,6 @@ void symbols_stats(const struct symbols *syms, struct symbols_stats *st);
 /* record.c, report.c */
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_buildid_list(int argc, char **argv);
 
 #endif

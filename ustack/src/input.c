@@ -35,7 +35,7 @@
 #define MAX_PID		(1 << 22)	/* PID_MAX_LIMIT */
 #define MAX_CPU		(1 << 16)
 #define MAX_ERRNO	4095
-#define BUILD_ID_BYTES	20	/* the kernel's BUILD_ID_SIZE_MAX */
+#define BUILD_ID_BYTES	BUILD_ID_MAX
 
 struct input {
 	FILE		*f;

@@ -12,6 +12,7 @@ static int usage(FILE *out, int ret)
 		"usage: ustack record [OPTIONS] (-- COMMAND [ARGS] | -p PID[,PID]... | -a)\n"
 		"       ustack report [VIEW] [FILTER]... [FILE]\n"
 		"       ustack buildid-list [FILE]\n"
+		"       ustack archive [-o ARCHIVE] [FILE]\n"
 		"       ustack --help | --version\n"
 		"\"ustack COMMAND --help\" tells more.\n");
 	return ret;
@@ -27,6 +28,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "buildid-list"))
 		return cmd_buildid_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "archive"))
+		return cmd_archive(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
 		return usage(stdout, 0);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {

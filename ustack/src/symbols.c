@@ -71,7 +71,6 @@ struct chunk {
 	max_align_t	data[];
 };
 
-#define BUILD_ID_MAX	20	/* the kernel's BUILD_ID_SIZE_MAX */
 
 struct file {
 	char		*path;		/* as traced: what the report prints */
@@ -307,11 +306,54 @@ static ssize_t read_build_id(const char *path, unsigned char *id, bool *debug_on
 	return len;
 }
 
+/* The build-id of an ELF file on this machine: -1 when it is none */
+ssize_t symbols_file_build_id(const char *path, unsigned char *id)
+{
+	return read_build_id(path, id, NULL);
+}
+
+/* The directory an archive of ustack archive was unpacked into, removed at exit */
+static char *unpacked;
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_unpacked(void)
+{
+	if (unpacked)
+		nftw(unpacked, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* --binaries ARCHIVE: ustack archive's tar, unpacked into a directory of its own */
+static char *unpack(const char *archive)
+{
+	char *dir = xstrdup("/tmp/ustack-binaries.XXXXXX");
+	char *argv[] = { "tar", "-xf", (char *)archive, "-C", dir, NULL };
+
+	if (!mkdtemp(dir))
+		die("--binaries %s: cannot make a directory to unpack it: %s", archive,
+		    strerror(errno));
+	unpacked = dir;
+	atexit(remove_unpacked);
+	if (run_tar(argv))
+		die("--binaries %s: not a directory, nor an archive that tar unpacks", archive);
+	return dir;
+}
+
 void symbols_binaries(const char *dir)
 {
 	struct stat st;
-	char *real = realpath(dir, NULL);
+	char *real;
 
+	if (!stat(dir, &st) && S_ISREG(st.st_mode))
+		dir = unpack(dir);
+	real = realpath(dir, NULL);
 	if (!real || stat(real, &st) || !S_ISDIR(st.st_mode))
 		die("--binaries %s: %s", dir, real ? "not a directory" : strerror(errno));
 	free(binaries_dir);

@@ -195,7 +195,10 @@ void symbols_name_file(struct symbols *syms, uint64_t ino, uint32_t dev,
 		       const char *path, int err, const unsigned char *build_id,
 		       size_t build_id_len);
 /* --binaries DIR: look the files up in DIR first, by build-id, path or name */
+#define BUILD_ID_MAX	20	/* the kernel's BUILD_ID_SIZE_MAX */
 void symbols_binaries(const char *dir);
+ssize_t symbols_file_build_id(const char *path, unsigned char *id);
+int run_tar(char *const argv[]);
 /*
  * One line of a frame: an inlined call, or the function the code is in.
  * The strings belong to the symbols (libdw's, or interned per file) and
@@ -247,5 +250,6 @@ void symbols_stats(const struct symbols *syms, struct symbols_stats *st);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_buildid_list(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "ustack.h"
 
@@ -189,4 +190,24 @@ void put_u64(FILE *out, uint64_t v, unsigned int base, unsigned int width)
 		v /= base;
 	} while (v || sizeof(buf) - 1 - i < width);
 	fputs_unlocked(buf + i, out);
+}
+
+/* tar(1) with @argv (argv[0] "tar"), its output on standard error: 0 when it succeeded */
+int run_tar(char *const argv[])
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execvp("tar", argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }

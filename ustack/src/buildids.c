@@ -7,7 +7,6 @@
  * ustack report --binaries reads.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +47,7 @@ int cmd_buildid_list(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":hi:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			if (path)
-				die("one trace at a time: %s and %s", path, optarg);
-			path = optarg;
+			input_arg(&path, optarg);
 			break;
 		case 'h':
 			usage(true);
@@ -60,14 +57,8 @@ int cmd_buildid_list(int argc, char **argv)
 			usage(false);
 		}
 	}
-	if (optind < argc) {
-		if (path)
-			die("one trace at a time: %s and %s", path, argv[optind]);
-		path = argv[optind++];
-	}
-	if (optind < argc)
-		die("one trace at a time: %s and %s", path, argv[optind]);
-	in = input_open(path ? path : "ustack.trace");
+	path = input_rest(path, argc, argv, "ustack.trace");
+	in = input_open(path);
 	while ((ret = input_next(in, &rec)) > 0) {
 		GString *key;
 
@@ -113,15 +104,6 @@ static void archive_usage(bool help)
 	exit(help ? 0 : 2);
 }
 
-static int unlink_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /* A link to @target at DIR/.build-id/xx/rest[@suffix] */
 static bool stage_link(const char *dir, const char *hex, const char *suffix, const char *target)
 {
@@ -159,9 +141,7 @@ int cmd_archive(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":hi:o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			if (path)
-				die("one trace at a time: %s and %s", path, optarg);
-			path = optarg;
+			input_arg(&path, optarg);
 			break;
 		case 'o':
 			out_opt = optarg;
@@ -174,15 +154,7 @@ int cmd_archive(int argc, char **argv)
 			archive_usage(false);
 		}
 	}
-	if (optind < argc) {
-		if (path)
-			die("one trace at a time: %s and %s", path, argv[optind]);
-		path = argv[optind++];
-	}
-	if (optind < argc)
-		die("one trace at a time: %s and %s", path, argv[optind]);
-	if (!path)
-		path = "ustack.trace";
+	path = input_rest(path, argc, argv, "ustack.trace");
 	if (!strcmp(path, "-") && !out_opt)
 		die("archive: give -o ARCHIVE when the trace is standard input");
 	out = out_opt ? xstrdup(out_opt) : xasprintf("%s.tar", path);
@@ -226,7 +198,7 @@ int cmd_archive(int argc, char **argv)
 	}
 	g_hash_table_destroy(seen);
 	if (input_close(in) || ret < 0) {
-		nftw(stage, unlink_one, 16, FTW_DEPTH | FTW_PHYS);
+		remove_tree(stage);
 		return 2;
 	}
 	/* tar writes beside the archive, renamed over it when it succeeded */
@@ -240,7 +212,7 @@ int cmd_archive(int argc, char **argv)
 			warnx_("archive: cannot write %s", out);
 		}
 	}
-	nftw(stage, unlink_one, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree(stage);
 	if (!files)
 		die("archive: no file of %s could be archived (%lu without a build-id, %lu not here)",
 		    path, without, missing);

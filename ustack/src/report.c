@@ -1159,9 +1159,7 @@ int cmd_report(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":hqi:m:M:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			if (path)
-				die("one trace at a time: %s and %s", path, optarg);
-			path = optarg;
+			input_arg(&path, optarg);
 			break;
 		case OPT_FOLDED:
 			set_view(&rep, VIEW_FOLDED);
@@ -1248,15 +1246,7 @@ int cmd_report(int argc, char **argv)
 			usage(false);
 		}
 	}
-	if (optind < argc) {
-		if (path)
-			die("one trace at a time: %s and %s", path, argv[optind]);
-		path = argv[optind++];
-	}
-	if (optind < argc)
-		die("one trace at a time: %s and %s", path, argv[optind]);
-	if (!path)
-		path = "ustack.trace";
+	path = input_rest(path, argc, argv, "ustack.trace");
 	if (!rep.off_cpu && (rep.filt.states[0] || rep.filt.min_ns || rep.filt.max_ns || rep.wakers))
 		die("--state, -m, -M and --wakers go with --off-cpu");
 	if (rep.filt.max_ns && rep.filt.min_ns > rep.filt.max_ns)

@@ -315,19 +315,10 @@ ssize_t symbols_file_build_id(const char *path, unsigned char *id)
 /* The directory an archive of ustack archive was unpacked into, removed at exit */
 static char *unpacked;
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static void remove_unpacked(void)
 {
 	if (unpacked)
-		nftw(unpacked, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+		remove_tree(unpacked);
 }
 
 /* --binaries ARCHIVE: ustack archive's tar, unpacked into a directory of its own */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ftw.h>
+#include <getopt.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -210,4 +212,37 @@ int run_tar(char *const argv[])
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+/* A command's trace given with -i: once, as perf's -i */
+void input_arg(const char **path, const char *arg)
+{
+	if (*path)
+		die("one trace at a time: %s and %s", *path, arg);
+	*path = arg;
+}
+
+/* After the options: the trace given as FILE, if it was not with -i; else @dflt */
+const char *input_rest(const char *path, int argc, char **argv, const char *dflt)
+{
+	if (optind < argc)
+		input_arg(&path, argv[optind++]);
+	if (optind < argc)
+		die("one trace at a time: %s and %s", path, argv[optind]);
+	return path ? path : dflt;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* A directory of ustack's own, with all it holds (links not followed) */
+void remove_tree(const char *dir)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -169,7 +169,11 @@ int cmd_archive(int argc, char **argv)
 		if (rec.type != REC_INODE || !rec.path)
 			continue;
 		if (!rec.build_id || !rec.build_id_len) {
-			without++;
+			/* Counted once a file, as names come again in later sub-buffers */
+			char *key = xasprintf(" %s", rec.path);
+
+			if (g_hash_table_add(seen, key))
+				without++;
 			continue;
 		}
 		for (size_t i = 0; i < rec.build_id_len; i++)
@@ -197,13 +201,17 @@ int cmd_archive(int argc, char **argv)
 		free(dbg);
 	}
 	g_hash_table_destroy(seen);
-	if (input_close(in) || ret < 0) {
+	if (input_close(in) || ret < 0 || !files) {
 		remove_tree(stage);
+		free(out);
+		if (!files)
+			die("archive: no file of %s could be archived (%lu without a build-id, "
+			    "%lu not here)", path, without, missing);
 		return 2;
 	}
 	/* tar writes beside the archive, renamed over it when it succeeded */
 	tmp_out = xasprintf("%s.tmp", out);
-	if (files) {
+	{
 		char *argv_tar[] = { "tar", "-chf", tmp_out, "-C", stage, ".build-id", NULL };
 
 		ret = run_tar(argv_tar) || rename(tmp_out, out) ? 2 : 0;
@@ -213,9 +221,6 @@ int cmd_archive(int argc, char **argv)
 		}
 	}
 	remove_tree(stage);
-	if (!files)
-		die("archive: no file of %s could be archived (%lu without a build-id, %lu not here)",
-		    path, without, missing);
 	if (!ret)
 		fprintf(stderr, "ustack: archived %lu files and %lu debug files in %s; %lu named "
 			"without a build-id and %lu not found here are not in it\n",

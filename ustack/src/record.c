@@ -1430,7 +1430,9 @@ int cmd_record(int argc, char **argv)
 
 		if (asprintf(&old, "%s.old", out_path) < 0)
 			die("out of memory");
-		if (rename(out_path, old))
+		/* A second name, so that a commit that fails leaves FILE itself */
+		unlink(old);
+		if (link(out_path, old))
 			warnx_("cannot keep the previous %s as %s: %s", out_path, old,
 			       strerror(errno));
 		free(old);
